@@ -1,0 +1,99 @@
+"""minidebug: a small, fast, container-free interactive debugging environment for LLM agents.
+
+    import minidebug
+    with minidebug.make("sum_tree") as env:
+        obs, info = env.reset()
+        obs, reward, terminated, truncated, info = env.step({"name": "view", "arguments": {"path": "tree.py"}})
+
+Heavy modules load on first use, so `import minidebug` stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from .calls import ToolCall, ToolOutput
+from .errors import BudgetExceeded, MinidebugError, TaskError, ToolError, WorkspaceError
+
+if TYPE_CHECKING:
+    from .env import DebugEnv
+    from .task import Task
+
+__version__ = "0.1.0"
+
+_LAZY = {"DebugEnv": "minidebug.env", "EnvConfig": "minidebug.env", "Task": "minidebug.task",
+         "Limits": "minidebug.task", "load_task": "minidebug.task"}
+
+__all__ = ["make", "load_task", "DebugEnv", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits",
+           "MinidebugError", "TaskError", "WorkspaceError", "ToolError", "BudgetExceeded"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'minidebug' has no attribute {name!r}")
+
+
+def make(
+    task: Any,
+    *,
+    max_steps: int | None = None,
+    max_tokens: int | None = None,
+    observation_tokens: int | None = None,
+    eval_timeout: float | None = None,
+    pdb_timeout: float | None = None,
+    command_timeout: float | None = None,
+    max_seconds: float | None = None,
+    tools: list[str] | tuple[str, ...] | None = None,
+    bash: bool = False,
+    terminate_on_success: bool = True,
+    encoding: str | None = None,
+    cache_dir: Any = None,
+) -> DebugEnv:
+    """Make an env for a task folder, a bundled task name, or a loaded Task.
+
+    Args:
+        task: path of a task folder, name of a bundled task, or a `Task`.
+        max_steps, max_tokens, observation_tokens, eval_timeout, pdb_timeout, command_timeout:
+            override the task's `[limits]`.
+        max_seconds: wall-clock budget of an episode.
+        tools: the tools the agent may use (default: every tool except bash).
+        bash: also enable the bash tool.
+        terminate_on_success: end the episode when an eval passes every test.
+        encoding: tiktoken encoding for budgets (default: cl100k_base, offline).
+        cache_dir: cache for bare repos and venvs.
+
+    Returns:
+        A DebugEnv; call `reset()` before `step()`, and `close()` (or use `with`).
+
+    Raises:
+        TaskError: the task cannot be found or is malformed.
+        ValueError: a bad option (e.g. an unknown tool name).
+    """
+    from pydantic import ValidationError
+
+    from .env import DebugEnv, EnvConfig
+    from .task import Task, load_task
+
+    loaded = task if isinstance(task, Task) else load_task(task)
+    overrides = {"max_steps": max_steps, "max_tokens": max_tokens, "observation_tokens": observation_tokens,
+                 "eval_timeout": eval_timeout, "pdb_timeout": pdb_timeout, "command_timeout": command_timeout}
+    overrides = {key: value for key, value in overrides.items() if value is not None}
+    config: dict[str, Any] = {"terminate_on_success": terminate_on_success, "max_seconds": max_seconds,
+                              "cache_dir": cache_dir}
+    if tools is not None:
+        config["tools"] = tuple(tools)
+    if bash and "bash" not in config.get("tools", ()):
+        from .tools import DEFAULT_TOOLS
+
+        config["tools"] = tuple(config.get("tools", DEFAULT_TOOLS)) + ("bash",)
+    if encoding is not None:
+        config["encoding"] = encoding
+    try:
+        limits = loaded.spec.limits.model_copy(update=overrides)
+        limits = type(limits).model_validate(limits.model_dump())
+        env_config = EnvConfig(**config)
+    except ValidationError as exc:
+        raise ValueError(str(exc)) from None
+    return DebugEnv(loaded, limits, env_config)

@@ -1,0 +1,37 @@
+"""Agents: anything with `act(observation, info) -> ToolCall`. A registry of names to import strings."""
+
+from __future__ import annotations
+
+import difflib
+from importlib import import_module
+from typing import Any, Protocol
+
+from ..calls import ToolCall
+
+AGENTS: dict[str, str] = {
+    "oracle": "minidebug.agents.oracle:OracleAgent",
+}
+
+
+class Agent(Protocol):
+    """The whole interface an agent needs. A host framework never has to subclass anything of ours."""
+
+    def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        """Called after reset with the first observation."""
+
+    def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
+        """The next action, given the last observation."""
+
+
+def load_agent(name: str) -> type:
+    """The agent class registered under name.
+
+    Raises:
+        ValueError: unknown name (the closest is suggested).
+    """
+    if name not in AGENTS:
+        close = difflib.get_close_matches(name, list(AGENTS), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown agent {name!r}.{hint} Available: {', '.join(AGENTS)}")
+    module, _, attr = AGENTS[name].partition(":")
+    return getattr(import_module(module), attr)

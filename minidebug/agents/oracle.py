@@ -1,0 +1,47 @@
+"""The oracle: applies the task's gold patch through the edit tool, hunk by hunk, then eval and submit.
+
+It proves a task solvable with the same tools an agent has, and needs no model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..calls import ToolCall
+from ..errors import TaskError
+from ..patch import FilePatch, parse_patch
+
+
+def edits_for(file_patch: FilePatch) -> Iterator[ToolCall]:
+    """The edit calls that apply one file's hunks in order (line numbers shift as earlier hunks land)."""
+    if file_patch.new_path is None:
+        raise TaskError(f"the oracle cannot delete files ({file_patch.old_path}); edit the file instead")
+    path = file_patch.new_path
+    if file_patch.old_path is None:
+        text = "".join(line + "\n" for line in file_patch.hunks[0].new_lines) if file_patch.hunks else ""
+        yield ToolCall("edit", {"path": path, "start": 1, "end": 0, "new_code": text})
+        return
+    shift = 0
+    for hunk in file_patch.hunks:
+        start = hunk.old_start + shift + (1 if hunk.old_count == 0 else 0)
+        end = start + hunk.old_count - 1
+        new_code = "".join(line + "\n" for line in hunk.new_lines)
+        yield ToolCall("edit", {"path": path, "start": start, "end": end, "new_code": new_code})
+        shift += hunk.new_count - hunk.old_count
+
+
+class OracleAgent:
+    """Replays the gold patch: one edit per hunk, then eval, then submit."""
+
+    def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        solution = env.task.solution
+        if solution is None:
+            raise TaskError(f"task {env.task.name!r} has no solution.patch for the oracle to apply")
+        calls: list[ToolCall] = []
+        for file_patch in parse_patch(solution.read_text(encoding="utf-8")):
+            calls.extend(edits_for(file_patch))
+        calls += [ToolCall("eval"), ToolCall("submit")]
+        self._plan = iter(calls)
+
+    def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
+        return next(self._plan, ToolCall("submit"))

@@ -1,0 +1,128 @@
+"""Everything slow, done once per task per machine: the bare repo with the base commit, and the venv.
+
+Entries are keyed by content hashes, so a changed task or requirement list never reuses
+a stale entry; building is guarded by file locks, so many processes may share the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import TaskError, WorkspaceError
+from .gitcmd import git
+from .locks import file_lock
+from .task import Task
+from .venv import ensure_venv
+
+BASE_REF = "refs/minidebug/base"
+COMPLETE_MARKER = "minidebug-complete.json"
+
+
+def default_cache_dir() -> Path:
+    """`$MINIDEBUG_CACHE`, else the platform's user cache dir."""
+    configured = os.environ.get("MINIDEBUG_CACHE")
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("minidebug"))
+
+
+@dataclass(frozen=True)
+class PreparedTask:
+    """A task's cached parts, ready for worktrees to be made from."""
+
+    bare_repo: Path
+    base_commit: str
+    hidden_dir: Path
+    hidden_files: tuple[str, ...]
+    readonly_files: tuple[str, ...]
+    venv: Path
+
+
+def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
+    """Build (or find) the cached bare repo and venv of a task.
+
+    Raises:
+        TaskError: the task's files are inconsistent (e.g. its solution.patch does not apply).
+        WorkspaceError: git, virtualenv or pip failed.
+    """
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    entry = cache_dir / "tasks" / f"{task.name}-{task.content_hash()}"
+    marker = entry / COMPLETE_MARKER
+    if not marker.exists():
+        with file_lock(entry.with_suffix(".lock")):
+            if not marker.exists():
+                shutil.rmtree(entry, ignore_errors=True)
+                try:
+                    _build_entry(task, entry)
+                except BaseException:
+                    shutil.rmtree(entry, ignore_errors=True)
+                    raise
+    meta = json.loads(marker.read_text())
+    venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements)
+    return PreparedTask(
+        bare_repo=entry / "repo.git",
+        base_commit=meta["base_commit"],
+        hidden_dir=entry / "hidden",
+        hidden_files=tuple(meta["hidden_files"]),
+        readonly_files=tuple(meta["readonly_files"]),
+        venv=venv,
+    )
+
+
+def _build_entry(task: Task, entry: Path) -> None:
+    files = task.repo_files()
+    hidden = [f for f in files if task.hidden.match(f)]
+    visible = [f for f in files if not task.hidden.match(f)]
+    readonly = [f for f in visible if task.readonly.match(f)]
+    bare = entry / "repo.git"
+    bare.mkdir(parents=True)
+    git(bare, "init", "--quiet", "--bare")
+    index_env = {
+        "GIT_DIR": str(bare),
+        "GIT_WORK_TREE": str(task.repo),
+        "GIT_INDEX_FILE": str(entry / "base.index"),
+        "GIT_LITERAL_PATHSPECS": "1",
+    }
+    if visible:
+        git(task.repo, "add", "--force", "--pathspec-from-file=-", "--pathspec-file-nul",
+            env=index_env, stdin="\0".join(visible))
+    tree = git(task.repo, "write-tree", env=index_env).strip()
+    commit = git(bare, "commit-tree", tree, "-m", f"{task.name}: base", env={"GIT_DIR": str(bare)}).strip()
+    git(bare, "update-ref", BASE_REF, commit, env={"GIT_DIR": str(bare)})
+    (entry / "base.index").unlink()
+    for rel in hidden:
+        target = entry / "hidden" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(task.repo / rel, target, follow_symlinks=False)
+    if task.solution is not None:
+        _check_solution(task, bare, commit, entry)
+    (entry / COMPLETE_MARKER).write_text(
+        json.dumps({"base_commit": commit, "hidden_files": hidden, "readonly_files": readonly})
+    )
+
+
+def _check_solution(task: Task, bare: Path, commit: str, entry: Path) -> None:
+    from .patch import parse_patch
+
+    try:
+        patches = parse_patch(task.solution.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise TaskError(f"{task.solution}: not a unified diff: {exc}") from None
+    for file_patch in patches:
+        for rel in filter(None, (file_patch.old_path, file_patch.new_path)):
+            if task.hidden.match(rel) or task.readonly.match(rel):
+                raise TaskError(f"{task.solution}: changes {rel}, which is read-only or hidden")
+    env = {"GIT_DIR": str(bare), "GIT_INDEX_FILE": str(entry / "check.index")}
+    try:
+        git(bare, "read-tree", commit, env=env)
+        git(bare, "apply", "--cached", "--check", str(task.solution), env=env)
+    except WorkspaceError as exc:
+        raise TaskError(f"{task.solution}: does not apply to repo/: {exc}") from None
+    finally:
+        (entry / "check.index").unlink(missing_ok=True)

@@ -1,0 +1,217 @@
+"""DebugEnv: one debugging episode with Gymnasium's vocabulary (DESIGN §4)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from . import cache
+from .budget import DEFAULT_ENCODING, Budget
+from .calls import ToolCall, ToolOutput
+from .errors import MinidebugError, ToolError
+from .evaluate import EvalResult, evaluate
+from .task import Limits, Task
+from .tools import DEFAULT_TOOLS, TOOLS, load_tool, unknown_tool_message
+from .tools.base import Tool
+from .workspace import Workspace
+
+
+class EnvConfig(BaseModel):
+    """How an env behaves, apart from the task and its limits.
+
+    Attributes:
+        tools: names of the tools the agent may call.
+        terminate_on_success: end the episode as soon as an eval passes every test.
+        encoding: tiktoken encoding used to count tokens (must be available offline).
+        cache_dir: where bare repos and venvs are cached (default: `$MINIDEBUG_CACHE` or the user cache dir).
+        max_seconds: wall-clock budget of an episode (None: no limit).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tools: tuple[str, ...] = DEFAULT_TOOLS
+    terminate_on_success: bool = True
+    encoding: str = DEFAULT_ENCODING
+    cache_dir: Optional[Path] = None
+    max_seconds: Optional[float] = None
+
+    @field_validator("tools")
+    @classmethod
+    def _known(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
+        for name in tools:
+            if name not in TOOLS:
+                raise ValueError(unknown_tool_message(name, TOOLS))
+        return tools
+
+
+class DebugEnv:
+    """A debugging episode on one task: reset, step, close.
+
+    Build one with `minidebug.make(...)`. Each env has its own worktree, so many envs
+    (of the same task or not) may run at once in threads or processes.
+    """
+
+    def __init__(self, task: Task, limits: Limits, config: EnvConfig):
+        self.task = task
+        self.limits = limits
+        self.config = config
+        self.tools: dict[str, Tool] = {name: load_tool(name) for name in config.tools}
+        self.workspace: Workspace | None = None
+        self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
+        self.edit_listeners: list[Callable[[str, int, int, int], None]] = []
+        self._steps = 0
+        self._started = 0.0
+        self._done = False
+        self._closed = False
+
+    # -- Gymnasium vocabulary --------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start (or restart) the episode with the worktree at the task's base commit.
+
+        Args:
+            seed: accepted for Gymnasium compatibility; episodes are deterministic.
+            options: unused; reserved.
+
+        Returns:
+            The first observation (problem statement and tool list) and an info dict.
+
+        Raises:
+            WorkspaceError: the worktree or venv could not be made.
+            TaskError: the task's files are inconsistent.
+        """
+        if self._closed:
+            raise MinidebugError("this env is closed; make a new one")
+        if self.workspace is None:
+            prepared = cache.prepare(self.task, self.config.cache_dir)
+            self.workspace = Workspace(self.task, prepared)
+        else:
+            self.workspace.reset()
+        for tool in self.tools.values():
+            if hasattr(tool, "reset"):
+                tool.reset()
+        self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
+        self._steps = 0
+        self._done = False
+        self._started = time.monotonic()
+        observation = self._introduction()
+        self.budget.charge(self.budget.count(observation))
+        return observation, self._info()
+
+    def step(self, action: ToolCall | dict | str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run one tool call.
+
+        Args:
+            action: a ToolCall, a dict like {"name": ..., "arguments": {...}}, or that dict as JSON.
+
+        Returns:
+            (observation, reward, terminated, truncated, info). A bad call gives an observation
+            starting with "error:" and sets info["error"]; the episode goes on.
+
+        Raises:
+            MinidebugError: step() before reset() or after close().
+        """
+        if self.workspace is None or self._closed:
+            raise MinidebugError("call reset() before step()" if not self._closed else "this env is closed")
+        if self._done:
+            message = "error: the episode is over; call reset() to start again"
+            return message, 0.0, True, False, self._info(error=message)
+        self._steps += 1
+        extra: dict[str, Any] = {}
+        reward, terminated = 0.0, False
+        try:
+            call = ToolCall.parse(action)
+            extra["tool"] = call.name
+            tool = self.tools.get(call.name)
+            if tool is None:
+                raise ToolError(unknown_tool_message(call.name, self.tools))
+            output = tool.run(self, tool.parse(call.arguments))
+        except ToolError as exc:
+            output = ToolOutput(f"error: {exc}")
+            extra["error"] = str(exc)
+        except (OSError, UnicodeError) as exc:
+            output = ToolOutput(f"error: {exc.__class__.__name__}: {exc}")
+            extra["error"] = str(exc)
+        if isinstance(output, str):
+            output = ToolOutput(output)
+        if output.score is not None:
+            reward = output.score / output.max_score if output.max_score else 0.0
+            extra.update(score=output.score, max_score=output.max_score)
+            terminated = output.submitted or (
+                self.config.terminate_on_success and bool(output.max_score) and output.score == output.max_score
+            )
+        observation, tokens = self.budget.fit(self._relative_paths(output.text))
+        self.budget.charge(tokens)
+        truncated = not terminated and self._out_of_budget(extra)
+        self._done = terminated or truncated
+        return observation, reward, terminated, truncated, self._info(**extra)
+
+    def close(self) -> None:
+        """Stop every process of the episode and remove its worktree and temp dir. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for tool in self.tools.values():
+            if hasattr(tool, "close"):
+                tool.close()
+        if self.workspace is not None:
+            self.workspace.close()
+
+    def __enter__(self) -> DebugEnv:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # -- for agents and callers --------------------------------------------------------------
+    def tool_schemas(self, provider: str = "openai") -> list[dict[str, Any]]:
+        """JSON schemas of the enabled tools for function calling ("openai" or "anthropic")."""
+        from .tools.schemas import tool_schemas
+
+        return tool_schemas(list(self.tools.values()), provider)
+
+    def report_usage(self, tokens: int) -> None:
+        """Charge model tokens (prompt + completion) to the episode budget."""
+        self.budget.charge(tokens)
+
+    def diff(self) -> str:
+        """The agent's changes so far, as a unified diff against the task's base."""
+        if self.workspace is None:
+            return ""
+        return self._relative_paths(self.workspace.diff())
+
+    # -- what tools may use (the tools.base.Episode protocol) ------------------------------
+    def evaluate(self) -> EvalResult:
+        assert self.workspace is not None
+        return evaluate(self.workspace, self.task.eval_command, self.limits.eval_timeout)
+
+    def file_edited(self, rel: str, start: int, end: int, new_count: int) -> None:
+        for listener in self.edit_listeners:
+            listener(rel, start, end, new_count)
+
+    # -- internals -------------------------------------------------------------------------
+    def _introduction(self) -> str:
+        tools = "\n".join(f"- {tool.name}: {tool.description}" for tool in self.tools.values())
+        return f"{self.task.description.strip()}\n\nTools:\n{tools}"
+
+    def _relative_paths(self, text: str) -> str:
+        """Observations never show the episode's temp paths (so trajectories replay identically)."""
+        assert self.workspace is not None
+        root = str(self.workspace.root)
+        text = text.replace(root + "/", "").replace(root, ".")
+        return text.replace(str(self.workspace.dir), "$EPISODE").replace(str(self.workspace.venv), "$VENV")
+
+    def _out_of_budget(self, extra: dict[str, Any]) -> bool:
+        if self._steps >= self.limits.max_steps:
+            extra["truncated_by"] = "max_steps"
+        elif self.budget.exhausted:
+            extra["truncated_by"] = "max_tokens"
+        elif self.config.max_seconds is not None and time.monotonic() - self._started > self.config.max_seconds:
+            extra["truncated_by"] = "max_seconds"
+        return "truncated_by" in extra
+
+    def _info(self, **extra: Any) -> dict[str, Any]:
+        return {"task": self.task.name, "step": self._steps, "tokens_used": self.budget.used,
+                "tokens_left": self.budget.left, **extra}

@@ -1,0 +1,174 @@
+"""The one place that starts the debugged program's processes.
+
+Every child gets its own session (so its process group can be killed as a whole),
+a hard timeout, a capped output and an allowlisted environment: nothing from the
+host's environment reaches it unless it is listed here.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+DEFAULT_MAX_OUTPUT = 1_000_000  # bytes kept from one run: head and tail halves
+
+
+@dataclass(frozen=True)
+class Completed:
+    """The result of one finished (or killed) command."""
+
+    returncode: int | None
+    output: str
+    timed_out: bool
+    seconds: float
+    dropped_bytes: int = 0
+
+    def describe(self, timeout: float) -> str:
+        """The output, followed by a line saying how the command ended when that is news."""
+        text = self.output
+        if self.timed_out:
+            text += f"\n[timed out after {timeout:g} s; the process group was killed]"
+        elif self.returncode is not None and self.returncode < 0:
+            text += f"\n[killed by signal {signal.Signals(-self.returncode).name}]"
+        return text
+
+
+def episode_environ(venv: Path, home: Path, tmp: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The allowlisted environment for code run on the agent's behalf.
+
+    The venv's bin comes first on PATH; HOME and TMPDIR point inside the episode;
+    no variable of the host's (API keys, tokens, proxies) is passed on.
+    """
+    env = {
+        "PATH": f"{venv / 'bin'}:{SYSTEM_PATH}",
+        "VIRTUAL_ENV": str(venv),
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "PYTHON_COLORS": "0",
+        "PYTHONHASHSEED": "0",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ in the worktree; the venv's own .pyc are still used
+        "PYTHONIOENCODING": "utf-8",
+        "PYTEST_ADDOPTS": "-p no:cacheprovider",
+    }
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+) -> Completed:
+    """Run argv to completion in its own process group; stdout and stderr merged.
+
+    On timeout the whole group is killed and the output read so far is returned.
+    Output past `max_output` bytes is cut in the middle (`dropped_bytes` counts it).
+    Raises OSError only when the program cannot be started at all.
+    """
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    reader = _CappedReader(max_output)
+    timed_out = False
+    deadline = start + timeout
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        exited_at: float | None = None
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > 0.2:
+                break  # the leader is gone; something in its group holds the pipe open
+            wait = min(deadline - now, 0.05 if exited_at is not None else 0.5)
+            if selector.select(wait) and not reader.read(fd):
+                break  # EOF
+    kill_group(proc.pid)
+    if timed_out:
+        try:
+            while reader.read(fd):
+                pass
+        except OSError:
+            pass
+    proc.stdout.close()
+    returncode = proc.wait()
+    return Completed(
+        returncode=None if timed_out else returncode,
+        output=reader.text(),
+        timed_out=timed_out,
+        seconds=time.monotonic() - start,
+        dropped_bytes=reader.dropped,
+    )
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by pid, if any is left."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _CappedReader:
+    """Keeps the first and the last `limit/2` bytes of a stream."""
+
+    def __init__(self, limit: int):
+        self.half = max(limit // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def read(self, fd: int) -> bool:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            excess = len(self.tail) - self.half
+            if excess > 0:
+                del self.tail[:excess]
+                self.dropped += excess
+        return True
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        if self.dropped:
+            return f"{head}\n[... {self.dropped} bytes of output dropped ...]\n{tail}"
+        return head + tail

@@ -1,0 +1,197 @@
+"""Task folders (DESIGN §3): `task.toml` + `repo/` + `solution.patch`, validated with pydantic."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import TaskError
+from .globs import GlobSet
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+BUNDLED_TASKS = Path(__file__).resolve().parent.parent / "tasks"
+
+
+class Limits(BaseModel):
+    """Per-episode limits; a task gives defaults, the caller may override them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_steps: int = Field(50, gt=0)
+    max_tokens: int = Field(100_000, gt=0)
+    observation_tokens: int = Field(4_000, gt=0)
+    eval_timeout: float = Field(60, gt=0)
+    pdb_timeout: float = Field(10, gt=0)
+    command_timeout: float = Field(30, gt=0)
+
+
+class TaskSpec(BaseModel):
+    """The fields of task.toml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    description: str = Field(min_length=1)
+    eval: str = Field(min_length=1)
+    entrypoint: Optional[str] = None
+    requirements: list[str] = []
+    readonly: list[str] = []
+    hidden: list[str] = []
+    python: Optional[str] = None
+    tags: list[str] = []
+    limits: Limits = Limits()
+
+    @field_validator("eval", "entrypoint")
+    @classmethod
+    def _command(cls, value: Optional[str]) -> Optional[str]:
+        if value is None:
+            return value
+        try:
+            argv = shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"not a valid command line: {exc}") from None
+        if not argv:
+            raise ValueError("empty command")
+        return value
+
+    @field_validator("readonly", "hidden")
+    @classmethod
+    def _globs(cls, value: list[str]) -> list[str]:
+        GlobSet(value)  # raises ValueError naming the bad glob
+        return value
+
+    @field_validator("python")
+    @classmethod
+    def _python(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not all(part.isdigit() for part in value.split(".")):
+            raise ValueError(f"expected a version like '3.11', got {value!r}")
+        return value
+
+
+class Task:
+    """A loaded, validated task folder.
+
+    Attributes:
+        name: the folder's name.
+        root: the task folder.
+        spec: the parsed task.toml.
+        repo: the starting project (`root/repo`).
+        solution: the gold patch, if the task ships one.
+    """
+
+    def __init__(self, root: Path, spec: TaskSpec):
+        self.root = root
+        self.name = root.name
+        self.spec = spec
+        self.repo = root / "repo"
+        solution = root / "solution.patch"
+        self.solution: Path | None = solution if solution.is_file() else None
+        self.readonly = GlobSet(spec.readonly)
+        self.hidden = GlobSet(spec.hidden)
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
+
+    @property
+    def eval_command(self) -> list[str]:
+        return shlex.split(self.spec.eval)
+
+    @property
+    def entrypoint(self) -> list[str]:
+        return shlex.split(self.spec.entrypoint or self.spec.eval)
+
+    def repo_files(self) -> list[str]:
+        """Every file of repo/ as a sorted POSIX path relative to repo/ (`.git` left out)."""
+        files = []
+        for dirpath, dirnames, filenames in os.walk(self.repo):
+            dirnames[:] = sorted(d for d in dirnames if d != ".git")
+            rel = Path(dirpath).relative_to(self.repo)
+            files.extend((rel / name).as_posix() for name in filenames)
+        return sorted(files)
+
+    def content_hash(self) -> str:
+        """A hash of everything that shapes the episode: task.toml, repo/ and the patch."""
+        digest = hashlib.sha256()
+        digest.update((self.root / "task.toml").read_bytes())
+        for rel in self.repo_files():
+            path = self.repo / rel
+            digest.update(rel.encode() + b"\0")
+            digest.update(b"x" if os.access(path, os.X_OK) else b"-")
+            digest.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+            digest.update(b"\0")
+        if self.solution is not None:
+            digest.update(b"solution\0" + self.solution.read_bytes())
+        return digest.hexdigest()[:16]
+
+    def __repr__(self) -> str:
+        return f"Task({self.name!r}, root={str(self.root)!r})"
+
+
+def bundled_task_names() -> list[str]:
+    """Names of the tasks shipped in tasks/."""
+    if not BUNDLED_TASKS.is_dir():
+        return []
+    return sorted(p.name for p in BUNDLED_TASKS.iterdir() if (p / "task.toml").is_file())
+
+
+def resolve_task_path(path_or_name: str | os.PathLike) -> Path:
+    """A task folder path, or a bundled task name, to the folder's path.
+
+    Raises:
+        TaskError: no such folder or bundled task (the closest names are suggested).
+    """
+    path = Path(path_or_name)
+    if path.is_dir():
+        return path.resolve()
+    name = str(path_or_name)
+    if "/" not in name and (BUNDLED_TASKS / name).is_dir():
+        return (BUNDLED_TASKS / name).resolve()
+    names = bundled_task_names()
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else (f"; bundled tasks: {', '.join(names)}" if names else "")
+    raise TaskError(f"no task folder or bundled task named {name!r}{hint}")
+
+
+def load_task(path_or_name: str | os.PathLike) -> Task:
+    """Load and validate a task folder (or a bundled task by name).
+
+    Raises:
+        TaskError: the folder is missing or malformed; the message names the file and field.
+    """
+    root = resolve_task_path(path_or_name)
+    toml_path = root / "task.toml"
+    if not toml_path.is_file():
+        raise TaskError(f"{toml_path}: missing task.toml")
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TaskError(f"{toml_path}: not valid TOML: {exc}") from None
+    try:
+        spec = TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        raise TaskError(f"{toml_path}: {_describe(exc)}") from None
+    if not (root / "repo").is_dir():
+        raise TaskError(f"{root / 'repo'}: missing repo/ folder")
+    return Task(root, spec)
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"]) or "(top level)"
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown field"
+        parts.append(f"field {field!r}: {message}")
+    return "; ".join(parts)

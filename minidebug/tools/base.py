@@ -1,0 +1,85 @@
+"""What a tool is: a name, a description, a pydantic model of its arguments and a `run`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..calls import ToolOutput
+from ..errors import ToolError
+
+if TYPE_CHECKING:
+    from ..evaluate import EvalResult
+    from ..task import Limits, Task
+    from ..workspace import Workspace
+
+MAX_TEXT_ARGUMENT = 1_000_000  # characters in any one string argument
+
+
+class Episode(Protocol):
+    """What a tool may use of the episode it runs in."""
+
+    task: Task
+    workspace: Workspace
+    limits: Limits
+
+    def evaluate(self) -> EvalResult: ...
+
+    def file_edited(self, rel: str, start: int, end: int, new_count: int) -> None:
+        """Lines start..end (1-based, inclusive) of `rel` were replaced by new_count lines."""
+
+
+class Arguments(BaseModel):
+    """Base of every tool's arguments: strict types, no unknown keys."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Tool:
+    """A tool; subclasses set `name`, `description`, `Args` and implement `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[Arguments]] = Arguments
+
+    def parse(self, arguments: Any) -> Arguments:
+        """Validate raw arguments.
+
+        Raises:
+            ToolError: unknown, missing or mistyped arguments (all of them listed).
+        """
+        for key, value in dict(arguments).items():
+            if isinstance(value, str) and len(value) > MAX_TEXT_ARGUMENT:
+                raise ToolError(f"{self.name}: argument {key!r} is too long ({len(value)} characters; "
+                                f"at most {MAX_TEXT_ARGUMENT})")
+        try:
+            return self.Args.model_validate(dict(arguments))
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                field = ".".join(str(p) for p in error["loc"]) or "arguments"
+                message = "unknown argument" if error["type"] == "extra_forbidden" else error["msg"]
+                problems.append(f"{field!r}: {message}")
+            expected = ", ".join(self.Args.model_fields) or "none"
+            raise ToolError(f"{self.name}: bad arguments: {'; '.join(problems)} (expected: {expected})") from None
+
+    def run(self, episode: Episode, args: Any) -> ToolOutput | str:
+        raise NotImplementedError
+
+    def json_schema(self) -> dict[str, Any]:
+        """The arguments' JSON Schema, as pydantic writes it."""
+        return self.Args.model_json_schema()
+
+
+def read_text(path: Path, shown: str) -> str:
+    """A worktree file's text, or a ToolError saying why it cannot be shown."""
+    if path.is_dir():
+        raise ToolError(f"{shown}: is a directory (use listdir)")
+    if not path.is_file():
+        raise ToolError(f"{shown}: no such file")
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise ToolError(f"{shown}: binary file")
+    return data.decode("utf-8", errors="replace")

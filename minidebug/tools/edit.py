@@ -1,0 +1,91 @@
+"""The edit tool: replace a line range, or a unique snippet; shows the diff it made."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Optional
+
+from pydantic import Field, model_validator
+
+from ..errors import ToolError
+from .base import Arguments, Episode, Tool, read_text
+
+
+class Edit(Tool):
+    name = "edit"
+    description = (
+        "Change a file. Either give start/end (1-based, inclusive) and new_code to replace those lines "
+        "(end = start - 1 inserts before start; new_code '' deletes them; a new path creates the file), "
+        "or give old and new to replace one unique occurrence of a snippet. Shows the resulting diff."
+    )
+
+    class Args(Arguments):
+        path: str = Field(description="file path relative to the project root")
+        start: Optional[int] = Field(None, description="first line to replace (1-based)")
+        end: Optional[int] = Field(None, description="last line to replace (inclusive)")
+        new_code: Optional[str] = Field(None, description="replacement text for lines start..end")
+        old: Optional[str] = Field(None, description="exact snippet to replace (must occur once)")
+        new: Optional[str] = Field(None, description="text that replaces the snippet")
+
+        @model_validator(mode="after")
+        def _one_form(self):
+            by_lines = (self.start, self.end, self.new_code)
+            by_snippet = (self.old, self.new)
+            if all(v is not None for v in by_snippet) and all(v is None for v in by_lines):
+                return self
+            if all(v is not None for v in by_lines) and all(v is None for v in by_snippet):
+                return self
+            raise ValueError("give either start, end and new_code, or old and new")
+
+    def run(self, episode: Episode, args: Args) -> str:
+        workspace = episode.workspace
+        rel = workspace.writable(args.path)
+        path = workspace.path(rel)
+        exists = path.exists()
+        before = read_text(path, args.path) if exists else ""
+        lines = before.splitlines(keepends=True)
+        if args.old is not None:
+            start, end, replacement = self._snippet(rel, before, args.old, args.new)
+        else:
+            if not exists and args.start != 1:
+                raise ToolError(f"{args.path}: no such file; to create it use start=1, end=0")
+            start, end, replacement = args.start, args.end, args.new_code
+            if start < 1 or end < start - 1 or start > len(lines) + 1:
+                raise ToolError(
+                    f"edit: bad range start={start}, end={end} for {rel} ({len(lines)} lines); "
+                    "need 1 <= start <= end + 1 and start <= lines + 1"
+                )
+            end = min(end, len(lines))
+        new_lines = replacement.splitlines(keepends=True)
+        if new_lines and not new_lines[-1].endswith("\n") and (end < len(lines) or before.endswith("\n") or not exists):
+            new_lines[-1] += "\n"
+        if start - 1 > 0 and lines and not lines[start - 2].endswith("\n"):
+            lines[start - 2] += "\n"
+        after = "".join(lines[: start - 1] + new_lines + lines[end:])
+        if after == before and exists:
+            return f"{rel}: no change."
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(after, encoding="utf-8")
+        episode.file_edited(rel, start, end, len(new_lines))
+        diff = difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True),
+            fromfile=f"a/{rel}" if exists else "/dev/null", tofile=f"b/{rel}",
+        )
+        return "".join(line if line.endswith("\n") else line + "\n" for line in diff).rstrip("\n")
+
+    @staticmethod
+    def _snippet(rel: str, text: str, old: str, new: str) -> tuple[int, int, str]:
+        if not old:
+            raise ToolError("edit: 'old' is empty")
+        count = text.count(old)
+        if count != 1:
+            raise ToolError(f"edit: the snippet occurs {count} times in {rel}; it must occur exactly once "
+                            "(add surrounding lines to make it unique)")
+        offset = text.index(old)
+        first = text.count("\n", 0, offset) + 1
+        last = text.count("\n", 0, offset + len(old) - 1) + 1
+        lines = text.splitlines(keepends=True)
+        block = "".join(lines[first - 1:last])
+        start_in_block = offset - sum(len(line) for line in lines[: first - 1])
+        replaced = block[:start_in_block] + new + block[start_in_block + len(old):]
+        return first, last, replaced

@@ -1,0 +1,158 @@
+"""Read-only file tools: view, listdir, grep."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from pydantic import Field
+
+from ..errors import ToolError
+from .base import Arguments, Episode, Tool, read_text
+
+VIEW_WINDOW = 200
+MAX_LISTING = 400
+MAX_MATCHES = 200
+
+
+class View(Tool):
+    name = "view"
+    description = (
+        "Show a file with line numbers. Optional start/end (1-based, inclusive) pick a window; "
+        f"without them the first {VIEW_WINDOW} lines are shown."
+    )
+
+    class Args(Arguments):
+        path: str = Field(description="file path relative to the project root")
+        start: Optional[int] = Field(None, description="first line to show (1-based)")
+        end: Optional[int] = Field(None, description="last line to show (inclusive)")
+
+    def run(self, episode: Episode, args: Args) -> str:
+        rel = episode.workspace.relative(args.path)
+        lines = read_text(episode.workspace.path(rel), args.path).splitlines()
+        total = len(lines)
+        if total == 0:
+            return f"{rel} is empty."
+        start = args.start if args.start is not None else 1
+        end = args.end if args.end is not None else start + VIEW_WINDOW - 1
+        if start < 1 or end < start:
+            raise ToolError(f"view: need 1 <= start <= end (got start={start}, end={end})")
+        if start > total:
+            raise ToolError(f"view: {rel} has {total} lines; start={start} is past the end")
+        end = min(end, total)
+        marks = getattr(episode, "breakpoint_lines", lambda _rel: set())(rel)
+        width = len(str(end))
+        body = "\n".join(
+            f"{n:>{width}}{'B' if n in marks else ' '} {lines[n - 1]}" for n in range(start, end + 1)
+        )
+        header = f"{rel} (lines {start}-{end} of {total})" if (start, end) != (1, total) else f"{rel} ({total} lines)"
+        return f"{header}\n{body}"
+
+
+class Listdir(Tool):
+    name = "listdir"
+    description = "List the project's files as a tree. Optional path (default: the root) and depth (default 2)."
+
+    class Args(Arguments):
+        path: Optional[str] = Field(None, description="folder relative to the project root")
+        depth: Optional[int] = Field(None, description="how many levels to show (default 2)")
+
+    def run(self, episode: Episode, args: Args) -> str:
+        workspace = episode.workspace
+        rel = workspace.relative(args.path or ".")
+        depth = 2 if args.depth is None else args.depth
+        if depth < 1:
+            raise ToolError("listdir: depth must be at least 1")
+        top = workspace.path(rel)
+        if not top.is_dir():
+            raise ToolError(f"{args.path}: not a directory")
+        lines = [f"{rel}/" if rel != "." else "./"]
+        count = 0
+
+        def walk(folder, prefix, level):
+            nonlocal count
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: (not e.is_dir(follow_symlinks=False), e.name))
+            except OSError:
+                return
+            for entry in entries:
+                child = os.path.relpath(entry.path, workspace.root).replace(os.sep, "/")
+                if workspace.is_hidden(child):
+                    continue
+                if count >= MAX_LISTING:
+                    return
+                count += 1
+                is_dir = entry.is_dir(follow_symlinks=False)
+                lines.append(f"{prefix}{entry.name}{'/' if is_dir else ''}")
+                if is_dir and level < depth:
+                    walk(entry.path, prefix + "  ", level + 1)
+
+        walk(top, "  ", 1)
+        if count >= MAX_LISTING:
+            lines.append(f"[listing stopped at {MAX_LISTING} entries; list a subfolder]")
+        return "\n".join(lines)
+
+
+class Grep(Tool):
+    name = "grep"
+    description = (
+        "Search the project's files for a string (or a Python regex with regex=true); "
+        "prints file:line: text for each match. Optional path narrows the search."
+    )
+
+    class Args(Arguments):
+        pattern: str = Field(description="text to look for")
+        path: Optional[str] = Field(None, description="file or folder to search (default: the whole project)")
+        regex: Optional[bool] = Field(None, description="treat pattern as a regular expression")
+
+    def run(self, episode: Episode, args: Args) -> str:
+        workspace = episode.workspace
+        if not args.pattern:
+            raise ToolError("grep: empty pattern")
+        if len(args.pattern) > 1000:
+            raise ToolError("grep: pattern longer than 1000 characters")
+        if args.regex:
+            try:
+                matcher = re.compile(args.pattern).search
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise ToolError(f"grep: bad regex: {exc}") from None
+        else:
+            matcher = lambda line: args.pattern in line  # noqa: E731
+        rel = workspace.relative(args.path or ".")
+        matches, total = [], 0
+        for file_rel in self._files(episode, rel):
+            try:
+                data = workspace.path(file_rel).read_bytes()
+            except OSError:
+                continue
+            if b"\0" in data[:8192]:
+                continue
+            for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+                if matcher(line):
+                    total += 1
+                    if len(matches) < MAX_MATCHES:
+                        matches.append(f"{file_rel}:{number}: {line[:300]}")
+        if not matches:
+            return f"no matches for {args.pattern!r}"
+        more = f"\n[{total - len(matches)} more matches not shown; narrow the search]" if total > len(matches) else ""
+        return "\n".join(matches) + more
+
+    @staticmethod
+    def _files(episode: Episode, rel: str):
+        workspace = episode.workspace
+        top = workspace.path(rel)
+        if top.is_file():
+            yield rel
+            return
+        for dirpath, dirnames, filenames in os.walk(top):
+            here = os.path.relpath(dirpath, workspace.root).replace(os.sep, "/")
+            prefix = "" if here == "." else here + "/"
+            dirnames[:] = sorted(d for d in dirnames if not workspace.is_hidden(prefix + d))
+            for name in sorted(filenames):
+                child = prefix + name
+                if workspace.is_hidden(child):
+                    continue
+                if os.path.islink(os.path.join(dirpath, name)) and not workspace.contains(workspace.path(child)):
+                    continue  # a symlink out of the project
+                yield child

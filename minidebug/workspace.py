@@ -1,0 +1,167 @@
+"""One episode's files: a git worktree of the task's base commit, reset in milliseconds.
+
+The layout of an episode's temp dir:
+    <tmp>/minidebug-XXXX/work   the worktree the agent sees
+    <tmp>/minidebug-XXXX/home   HOME of the debugged program
+    <tmp>/minidebug-XXXX/tmp    TMPDIR of the debugged program
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from .cache import PreparedTask
+from .errors import ToolError, WorkspaceError
+from .gitcmd import git
+from .task import Task
+
+EPISODE_PREFIX = "minidebug-"
+
+
+class Workspace:
+    """A worktree with path confinement and read-only/hidden rules.
+
+    Raises:
+        WorkspaceError: git could not make the worktree.
+    """
+
+    def __init__(self, task: Task, prepared: PreparedTask):
+        self.task = task
+        self.prepared = prepared
+        self.dir = Path(tempfile.mkdtemp(prefix=EPISODE_PREFIX)).resolve()
+        self.root = self.dir / "work"
+        self.home = self.dir / "home"
+        self.tmp = self.dir / "tmp"
+        self._closed = False
+        try:
+            self.home.mkdir()
+            self.tmp.mkdir()
+            git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def venv(self) -> Path:
+        return self.prepared.venv
+
+    def reset(self) -> None:
+        """Put the worktree back to the base commit: tracked files restored, everything else removed."""
+        git(self.root, "checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
+        git(self.root, "clean", "-fdxq")
+        for scratch in (self.home, self.tmp):
+            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.mkdir()
+
+    def diff(self) -> str:
+        """The unified diff of the worktree against the base commit, new files included."""
+        git(self.root, "add", "--all", "--intent-to-add")
+        return git(self.root, "diff", "--no-color", "--no-ext-diff", self.prepared.base_commit)
+
+    # -- paths ---------------------------------------------------------------------------
+    def relative(self, path: str) -> str:
+        """Check an agent-given path and return it as a normalised worktree-relative POSIX path.
+
+        Raises:
+            ToolError: the path is absolute, escapes the worktree (`..`, a symlink), or is hidden.
+        """
+        if not isinstance(path, str):
+            raise ToolError("path must be a string")
+        if "\0" in path:
+            raise ToolError("path contains a NUL byte")
+        if len(path) > 4096:
+            raise ToolError("path is too long")
+        if os.path.isabs(path):
+            raise ToolError(f"{path}: absolute paths are not allowed; use a path relative to the project root")
+        posix = PurePosixPath(path.replace("\\", "/"))
+        if ".." in posix.parts:
+            raise ToolError(f"{path}: '..' is not allowed; paths stay inside the project")
+        rel = posix.as_posix()
+        rel = "." if rel in ("", ".") else rel
+        try:
+            resolved = (self.root / rel).resolve()
+        except (OSError, RuntimeError) as exc:  # symlink loops, names too long
+            raise ToolError(f"{path}: cannot resolve: {exc}") from None
+        if resolved != self.root and self.root not in resolved.parents:
+            raise ToolError(f"{path}: resolves outside the project")
+        resolved_rel = "." if resolved == self.root else resolved.relative_to(self.root).as_posix()
+        for candidate in {rel, resolved_rel}:
+            if self.is_hidden(candidate):
+                raise ToolError(f"{path}: no such file or directory")
+        return resolved_rel
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def contains(self, path: Path) -> bool:
+        """True if path, with symlinks resolved, lies inside the worktree."""
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError):
+            return False
+        return resolved == self.root or self.root in resolved.parents
+
+    def is_hidden(self, rel: str) -> bool:
+        first = rel.split("/", 1)[0]
+        return first == ".git" or (rel != "." and self.task.hidden.match(rel))
+
+    def is_readonly(self, rel: str) -> bool:
+        return rel in self.prepared.readonly_files or self.task.readonly.match(rel)
+
+    def writable(self, path: str) -> str:
+        """Like `relative`, and also refuse read-only files and folders."""
+        rel = self.relative(path)
+        if rel == "." or self.is_readonly(rel):
+            raise ToolError(f"{path}: read-only; the agent may view and run it but not edit it")
+        if self.path(rel).is_dir():
+            raise ToolError(f"{path}: is a directory")
+        return rel
+
+    # -- eval support ---------------------------------------------------------------------
+    def overlay_hidden(self) -> list[Path]:
+        """Copy the hidden files into the worktree (for eval); returns what to remove afterwards."""
+        placed = []
+        for rel in self.prepared.hidden_files:
+            target = self.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_symlink() or target.exists():
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target)
+                else:
+                    target.unlink()
+            shutil.copy2(self.prepared.hidden_dir / rel, target, follow_symlinks=False)
+            placed.append(target)
+        return placed
+
+    def restore_readonly(self) -> list[str]:
+        """Put back any read-only file that was changed behind the tools' back; returns their paths."""
+        files = list(self.prepared.readonly_files)
+        if not files:
+            return []
+        changed = git(self.root, "diff", "--name-only", "--no-renames", self.prepared.base_commit, "--", *files,
+                      env={"GIT_LITERAL_PATHSPECS": "1"}).split()
+        if changed:
+            git(self.root, "checkout", "--quiet", self.prepared.base_commit, "--", *changed,
+                env={"GIT_LITERAL_PATHSPECS": "1"})
+        return changed
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def close(self) -> None:
+        """Remove the worktree and the episode's temp dir. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.root.exists():
+                git(self.prepared.bare_repo, "worktree", "remove", "--force", str(self.root))
+        except WorkspaceError:
+            pass
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            try:
+                git(self.prepared.bare_repo, "worktree", "prune")
+            except WorkspaceError:
+                pass

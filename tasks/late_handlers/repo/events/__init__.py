@@ -1,0 +1,4 @@
+from .bus import Bus
+from .helpers import on_each
+
+__all__ = ["Bus", "on_each"]

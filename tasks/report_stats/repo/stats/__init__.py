@@ -1,0 +1,3 @@
+from .report import summarize
+
+__all__ = ["summarize"]
