@@ -26,7 +26,7 @@ class GlobSet:
             if "\0" in pattern:
                 raise ValueError(f"bad glob {pattern!r}: NUL byte")
         try:
-            self._spec = pathspec.PathSpec.from_lines("gitwildmatch", self.patterns)
+            self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
         except ValueError as exc:
             raise ValueError(f"bad glob: {exc}") from None
 

@@ -87,7 +87,14 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
 
 def run(tasks: list[Task], agent_name: str = "oracle", out_dir: Path | None = None,
         **make_options: Any) -> list[EpisodeResult]:
-    """Run every task once; with out_dir, also write `results.json` there."""
+    """Run every task once; with out_dir, also write `results.json` there.
+
+    Raises:
+        ValueError: unknown agent name.
+    """
+    from .agents import load_agent
+
+    load_agent(agent_name)
     results = [run_episode(task, agent_name, out_dir, **make_options) for task in tasks]
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)

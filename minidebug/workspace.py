@@ -1,7 +1,7 @@
 """One episode's files: a git worktree of the task's base commit, reset in milliseconds.
 
 The layout of an episode's temp dir:
-    <tmp>/minidebug-XXXX/work   the worktree the agent sees
+    <tmp>/minidebug-XXXX/work-XXXX   the worktree the agent sees (unique name: git names worktrees by it)
     <tmp>/minidebug-XXXX/home   HOME of the debugged program
     <tmp>/minidebug-XXXX/tmp    TMPDIR of the debugged program
 """
@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from .cache import PreparedTask
 from .errors import ToolError, WorkspaceError
 from .gitcmd import git
+from .locks import file_lock
 from .task import Task
 
 EPISODE_PREFIX = "minidebug-"
@@ -32,14 +33,15 @@ class Workspace:
         self.task = task
         self.prepared = prepared
         self.dir = Path(tempfile.mkdtemp(prefix=EPISODE_PREFIX)).resolve()
-        self.root = self.dir / "work"
+        self.root = self.dir / f"work-{self.dir.name[len(EPISODE_PREFIX):]}"
         self.home = self.dir / "home"
         self.tmp = self.dir / "tmp"
         self._closed = False
         try:
             self.home.mkdir()
             self.tmp.mkdir()
-            git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
+            with self._admin_lock():
+                git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
         except BaseException:
             self.close()
             raise
@@ -154,14 +156,19 @@ class Workspace:
         if self._closed:
             return
         self._closed = True
-        try:
-            if self.root.exists():
-                git(self.prepared.bare_repo, "worktree", "remove", "--force", str(self.root))
-        except WorkspaceError:
-            pass
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
+        with self._admin_lock():
             try:
-                git(self.prepared.bare_repo, "worktree", "prune")
+                if self.root.exists():
+                    git(self.prepared.bare_repo, "worktree", "remove", "--force", str(self.root))
             except WorkspaceError:
                 pass
+            finally:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                try:
+                    git(self.prepared.bare_repo, "worktree", "prune")
+                except WorkspaceError:
+                    pass
+
+    def _admin_lock(self):
+        """Serialises worktree add/remove/prune on the shared bare repo across processes."""
+        return file_lock(self.prepared.bare_repo.parent / "worktrees.lock")

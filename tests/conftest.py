@@ -1,0 +1,118 @@
+"""Shared fixtures: a session-wide cache dir (venvs are built once per run) and a task-folder builder."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import minidebug
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("minidebug-cache")
+
+
+@pytest.fixture
+def make_env(cache_dir):
+    """make_env(task, **options) -> a reset-ready DebugEnv that is closed after the test."""
+    envs = []
+
+    def factory(task, **options):
+        env = minidebug.make(task, cache_dir=cache_dir, **options)
+        envs.append(env)
+        return env
+
+    yield factory
+    for env in envs:
+        env.close()
+
+
+@pytest.fixture
+def task_dir(tmp_path):
+    """task_dir(files, toml=..., patch=None, name="t") -> a task folder written under tmp_path."""
+
+    def factory(files: dict[str, str], toml: str | None = None, patch: str | None = None, name: str = "t") -> Path:
+        root = tmp_path / name
+        for rel, text in files.items():
+            path = root / "repo" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text))
+        toml = toml if toml is not None else 'description = "fix it"\neval = "python -m pytest -q"\n'
+        (root / "task.toml").write_text(textwrap.dedent(toml))
+        if patch is not None:
+            (root / "solution.patch").write_text(textwrap.dedent(patch))
+        return root
+
+    return factory
+
+
+CALC = {
+    "calc.py": """\
+        def add(a, b):
+            return a - b
+
+
+        def mul(a, b):
+            return a * b
+        """,
+    "test_calc.py": """\
+        from calc import add, mul
+
+
+        def test_add():
+            assert add(2, 3) == 5
+
+
+        def test_mul():
+            assert mul(2, 3) == 6
+        """,
+}
+
+CALC_PATCH = """\
+    --- a/calc.py
+    +++ b/calc.py
+    @@ -1,5 +1,5 @@
+     def add(a, b):
+    -    return a - b
+    +    return a + b
+     
+     
+     def mul(a, b):
+    """
+
+CALC_TOML = """\
+    description = "add() gives wrong sums"
+    eval = "python -m pytest -q"
+    readonly = ["test_*.py"]
+    """
+
+
+@pytest.fixture
+def calc_task(task_dir) -> Path:
+    return task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc")
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """PIDs of every live descendant of pid (default: this process), from /proc."""
+    pid = os.getpid() if pid is None else pid
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, stack = set(), [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.add(child)
+            stack.append(child)
+    return found

@@ -1,0 +1,111 @@
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import minidebug
+from tests.conftest import CALC, CALC_TOML, descendants
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts
+    }
+
+
+def test_reset_restores_the_worktree_byte_for_byte(make_env, calc_task):
+    env = make_env(calc_task, bash=True)
+    env.reset()
+    root = env.workspace.root
+    original = _snapshot(root)
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 1, "end": 2, "new_code": "x = 1\n"}})
+    env.step({"name": "edit", "arguments": {"path": "pkg/new.py", "start": 1, "end": 0, "new_code": "y = 2\n"}})
+    env.step({"name": "bash", "arguments": {"command": "rm test_calc.py && mkdir -p build && touch build/out .env"}})
+    assert _snapshot(root) != original
+    env.reset()
+    assert _snapshot(root) == original
+    assert not (root / "pkg").exists() and not (root / "build").exists()
+
+
+def test_worktree_and_temp_dirs_are_gone_after_close(make_env, calc_task):
+    env = make_env(calc_task)
+    env.reset()
+    episode_dir = env.workspace.dir
+    bare = env.workspace.prepared.bare_repo
+    env.step({"name": "eval"})
+    env.close()
+    env.close()  # idempotent
+    assert not episode_dir.exists()
+    listing = subprocess.run(["git", "--git-dir", str(bare), "worktree", "list"], capture_output=True, text=True)
+    assert str(episode_dir) not in listing.stdout
+    assert len(listing.stdout.strip().splitlines()) == 1  # only the bare repo itself
+    assert not descendants()
+
+
+def test_context_manager_closes(calc_task, cache_dir):
+    with minidebug.make(calc_task, cache_dir=cache_dir) as env:
+        env.reset()
+        episode_dir = env.workspace.dir
+    assert not episode_dir.exists()
+    with pytest.raises(minidebug.MinidebugError, match="closed"):
+        env.reset()
+
+
+def test_hidden_files_are_absent_but_evaluated(make_env, task_dir):
+    files = dict(CALC)
+    files["secret_test.py"] = "def test_secret():\n    assert False, 'hidden test ran'\n"
+    toml = CALC_TOML + 'hidden = ["secret_*.py"]\n'
+    env = make_env(task_dir(files, toml))
+    env.reset()
+    assert not (env.workspace.root / "secret_test.py").exists()
+    for action in ({"name": "view", "arguments": {"path": "secret_test.py"}},
+                   {"name": "edit", "arguments": {"path": "secret_test.py", "old": "a", "new": "b"}}):
+        observation, *_ , info = env.step(action)
+        assert "no such file" in observation
+    assert "secret" not in env.step({"name": "listdir"})[0]
+    assert "hidden test ran" not in env.step({"name": "grep", "arguments": {"pattern": "hidden test"}})[0]
+    observation, _, _, _, info = env.step({"name": "eval"})
+    assert info["max_score"] == 3 and "hidden test ran" in observation
+    assert not (env.workspace.root / "secret_test.py").exists()  # taken away again after eval
+
+
+def test_readonly_files_are_restored_before_eval(make_env, calc_task):
+    env = make_env(calc_task, bash=True)
+    env.reset()
+    env.step({"name": "bash", "arguments": {"command": "printf 'def test_x(): pass\\n' > test_calc.py"}})
+    observation, _, _, _, info = env.step({"name": "eval"})
+    assert "read-only files restored before eval: test_calc.py" in observation
+    assert info["max_score"] == 2
+
+
+@pytest.mark.parametrize("path, message", [
+    ("../outside.py", "'..' is not allowed"),
+    ("/etc/passwd", "absolute paths are not allowed"),
+    ("a/../../x", "'..' is not allowed"),
+    ("bad\0name", "NUL byte"),
+    (".git/config", "no such file"),
+    ("escape/passwd", "resolves outside the project"),
+    ("loop", "cannot resolve"),
+])
+def test_paths_are_confined_to_the_worktree(make_env, calc_task, path, message):
+    env = make_env(calc_task)
+    env.reset()
+    root = env.workspace.root
+    os.symlink("/etc", root / "escape")
+    os.symlink("loop", root / "loop")
+    for action in ({"name": "view", "arguments": {"path": path}},
+                   {"name": "edit", "arguments": {"path": path, "start": 1, "end": 0, "new_code": "x"}}):
+        observation, _, _, _, info = env.step(action)
+        assert observation.startswith("error:") and message in observation, observation
+        assert "error" in info
+
+
+def test_grep_does_not_follow_symlinks_out_of_the_worktree(make_env, calc_task, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("needle outside\n")
+    env = make_env(calc_task)
+    env.reset()
+    os.symlink(outside, env.workspace.root / "link.txt")
+    assert env.step({"name": "grep", "arguments": {"pattern": "needle"}})[0] == "no matches for 'needle'"
