@@ -48,6 +48,7 @@ def make(
     tools: list[str] | tuple[str, ...] | None = None,
     bash: bool = False,
     terminate_on_success: bool = True,
+    keep_breakpoints: bool = False,
     encoding: str | None = None,
     cache_dir: Any = None,
 ) -> DebugEnv:
@@ -61,6 +62,7 @@ def make(
         tools: the tools the agent may use (default: every tool except bash).
         bash: also enable the bash tool.
         terminate_on_success: end the episode when an eval passes every test.
+        keep_breakpoints: keep pdb breakpoints across reset().
         encoding: tiktoken encoding for budgets (default: cl100k_base, offline).
         cache_dir: cache for bare repos and venvs.
 
@@ -81,6 +83,7 @@ def make(
                  "eval_timeout": eval_timeout, "pdb_timeout": pdb_timeout, "command_timeout": command_timeout}
     overrides = {key: value for key, value in overrides.items() if value is not None}
     config: dict[str, Any] = {"terminate_on_success": terminate_on_success, "max_seconds": max_seconds,
+                              "keep_breakpoints": keep_breakpoints,
                               "cache_dir": cache_dir}
     if tools is not None:
         config["tools"] = tuple(tools)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -28,6 +28,7 @@ class EnvConfig(BaseModel):
         encoding: tiktoken encoding used to count tokens (must be available offline).
         cache_dir: where bare repos and venvs are cached (default: `$MINIDEBUG_CACHE` or the user cache dir).
         max_seconds: wall-clock budget of an episode (None: no limit).
+        keep_breakpoints: keep pdb breakpoints across reset() (mapped back to the base files).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -37,6 +38,7 @@ class EnvConfig(BaseModel):
     encoding: str = DEFAULT_ENCODING
     cache_dir: Optional[Path] = None
     max_seconds: Optional[float] = None
+    keep_breakpoints: bool = False
 
     @field_validator("tools")
     @classmethod
@@ -61,7 +63,6 @@ class DebugEnv:
         self.tools: dict[str, Tool] = {name: load_tool(name) for name in config.tools}
         self.workspace: Workspace | None = None
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
-        self.edit_listeners: list[Callable[[str, int, int, int], None]] = []
         self._steps = 0
         self._started = 0.0
         self._done = False
@@ -87,11 +88,10 @@ class DebugEnv:
         if self.workspace is None:
             prepared = cache.prepare(self.task, self.config.cache_dir)
             self.workspace = Workspace(self.task, prepared)
-        else:
-            self.workspace.reset()
         for tool in self.tools.values():
             if hasattr(tool, "reset"):
-                tool.reset()
+                tool.reset(self, self.config.keep_breakpoints)
+        self.workspace.reset()
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
         self._steps = 0
         self._done = False
@@ -187,9 +187,17 @@ class DebugEnv:
         assert self.workspace is not None
         return evaluate(self.workspace, self.task.eval_command, self.limits.eval_timeout)
 
-    def file_edited(self, rel: str, start: int, end: int, new_count: int) -> None:
-        for listener in self.edit_listeners:
-            listener(rel, start, end, new_count)
+    def file_edited(self, rel: str, before: str, after: str) -> None:
+        for tool in self.tools.values():
+            if hasattr(tool, "file_edited"):
+                tool.file_edited(self, rel, before, after)
+
+    def breakpoint_lines(self, rel: str) -> set[int]:
+        lines: set[int] = set()
+        for tool in self.tools.values():
+            if hasattr(tool, "breakpoint_lines"):
+                lines |= tool.breakpoint_lines(self, rel)
+        return lines
 
     # -- internals -------------------------------------------------------------------------
     def _introduction(self) -> str:

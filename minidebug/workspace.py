@@ -63,6 +63,13 @@ class Workspace:
         git(self.root, "add", "--all", "--intent-to-add")
         return git(self.root, "diff", "--no-color", "--no-ext-diff", self.prepared.base_commit)
 
+    def base_text(self, rel: str) -> str | None:
+        """A file's text at the base commit (None if it is not there)."""
+        try:
+            return git(self.root, "show", f"{self.prepared.base_commit}:{rel}")
+        except WorkspaceError:
+            return None
+
     # -- paths ---------------------------------------------------------------------------
     def relative(self, path: str) -> str:
         """Check an agent-given path and return it as a normalised worktree-relative POSIX path.

@@ -16,9 +16,10 @@ TOOLS: dict[str, str] = {
     "eval": "minidebug.tools.evaluation:Eval",
     "submit": "minidebug.tools.evaluation:Submit",
     "bash": "minidebug.tools.bash:Bash",
+    "pdb": "minidebug.tools.pdb:Pdb",
 }
 
-DEFAULT_TOOLS = ("view", "listdir", "grep", "edit", "eval", "submit")
+DEFAULT_TOOLS = ("pdb", "view", "listdir", "grep", "edit", "eval", "submit")
 
 
 def load_tool(name: str) -> Tool:

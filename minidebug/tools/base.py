@@ -27,8 +27,11 @@ class Episode(Protocol):
 
     def evaluate(self) -> EvalResult: ...
 
-    def file_edited(self, rel: str, start: int, end: int, new_count: int) -> None:
-        """Lines start..end (1-based, inclusive) of `rel` were replaced by new_count lines."""
+    def file_edited(self, rel: str, before: str, after: str) -> None:
+        """The text of `rel` changed from before to after (tools that track lines follow it)."""
+
+    def breakpoint_lines(self, rel: str) -> set[int]:
+        """Lines of `rel` that hold a pdb breakpoint."""
 
 
 class Arguments(BaseModel):

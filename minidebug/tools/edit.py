@@ -66,7 +66,7 @@ class Edit(Tool):
             return f"{rel}: no change."
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(after, encoding="utf-8")
-        episode.file_edited(rel, start, end, len(new_lines))
+        episode.file_edited(rel, before, after)
         diff = difflib.unified_diff(
             before.splitlines(keepends=True), after.splitlines(keepends=True),
             fromfile=f"a/{rel}" if exists else "/dev/null", tofile=f"b/{rel}",

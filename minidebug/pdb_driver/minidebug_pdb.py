@@ -1,0 +1,69 @@
+"""Runs `python -m pdb` with a prompt of minidebug's own, inside the debugged program's interpreter.
+
+Started as `python -m minidebug_pdb <pdb arguments>`. The prompt carries a random marker and the current
+`file:line`, so the driver never mistakes program output for a prompt and never needs an extra command
+to learn where the program stands. Breakpoints to restore arrive as JSON in MINIDEBUG_PDB_BREAKS.
+"""
+
+import bdb
+import json
+import os
+import pdb
+import sys
+
+_MARKER = "(Pdb) "
+_BREAKS = []
+
+
+class Debugger(pdb.Pdb):
+    """pdb.Pdb with a machine-readable prompt, no .pdbrc and plain line input."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["readrc"] = False
+        super().__init__(*args, **kwargs)
+        self.use_rawinput = False
+        self._restore(_BREAKS)
+        _BREAKS.clear()
+
+    def _restore(self, breaks):
+        for item in sorted(breaks, key=lambda b: b["number"]):
+            # Keep the agent's breakpoint numbers: bdb hands out Breakpoint.next.
+            while len(bdb.Breakpoint.bpbynumber) < item["number"]:
+                bdb.Breakpoint.bpbynumber.append(None)
+            bdb.Breakpoint.next = item["number"]
+            error = self.set_break(item["file"], item["line"], item["temporary"], item["condition"] or None)
+            if error:
+                print(f"*** could not restore breakpoint {item['number']}: {error}")
+            elif not item.get("enabled", True):
+                self.get_bpbynumber(item["number"]).disable()
+        bdb.Breakpoint.next = len(bdb.Breakpoint.bpbynumber)
+
+    def _location(self):
+        frame = getattr(self, "curframe", None)
+        if frame is None:
+            return ":0"
+        return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+    def preloop(self):
+        self.prompt = f"{_MARKER}{self._location()}{_MARKER}\n"
+
+    def postcmd(self, stop, line):
+        self.prompt = f"{_MARKER}{self._location()}{_MARKER}\n"
+        return super().postcmd(stop, line)
+
+
+def main():
+    """Read (and remove) our variables from the environment, then run pdb's own main with Debugger."""
+    global _MARKER
+    _MARKER = os.environ.pop("MINIDEBUG_PDB_MARKER", _MARKER)
+    _BREAKS[:] = json.loads(os.environ.pop("MINIDEBUG_PDB_BREAKS", "[]"))
+    pdb.Pdb = Debugger
+    sys.argv[:] = ["pdb"] + sys.argv[1:]
+    pdb.main()
+
+
+if __name__ == "__main__":
+    # pdb runs the target in __main__'s namespace and clears it, so work from the module imported by name.
+    import minidebug_pdb
+
+    minidebug_pdb.main()

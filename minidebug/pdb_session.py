@@ -1,0 +1,145 @@
+"""A live `python -m pdb` session driven through pexpect.
+
+The prompt is `<marker>file:line<marker>` (see pdb_driver/minidebug_pdb.py), so one command costs one
+round trip and the reply says where the program stands. Reading is capped, so a program that prints
+without end cannot exhaust memory, and every wait has a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import process
+
+DRIVER_DIR = Path(__file__).resolve().parent / "pdb_driver"
+MAX_REPLY = 200_000  # characters of one reply kept (head and tail)
+
+
+@dataclass
+class Reply:
+    """What one command produced."""
+
+    output: str
+    location: tuple[str, int] | None  # (file, line) when a prompt came back
+    status: str  # "prompt", "eof" or "timeout"
+
+
+@dataclass
+class Breakpoint:
+    number: int
+    file: str  # absolute path, as pdb reports it
+    line: int
+    condition: str = ""
+    temporary: bool = False
+    enabled: bool = True
+
+
+class PdbSession:
+    """One pdb child process: start, send a command, interrupt, close.
+
+    Args:
+        argv: the pdb arguments (e.g. ["-m", "pytest", "-s", "-q"]).
+        python: the interpreter (the task's venv python).
+        cwd, env: where and with what environment the program runs.
+        breakpoints: breakpoints to set before the program starts.
+    """
+
+    def __init__(self, argv: list[str], python: Path, cwd: Path, env: dict[str, str],
+                 breakpoints: list[Breakpoint]):
+        import pexpect
+
+        self.marker = f"\x1f<md{secrets.token_hex(6)}>"
+        env = dict(env)
+        env["PYTHONPATH"] = str(DRIVER_DIR)
+        env["MINIDEBUG_PDB_MARKER"] = self.marker
+        env["MINIDEBUG_PDB_BREAKS"] = json.dumps(
+            [vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])
+        self.child = pexpect.spawn(str(python), ["-m", "minidebug_pdb", *argv], cwd=str(cwd), env=env,
+                                   encoding="utf-8", codec_errors="replace", echo=False,
+                                   dimensions=(50, 500), use_poll=True)
+        self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
+        self._leftover = ""
+        self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")
+
+    @property
+    def alive(self) -> bool:
+        return self.child.isalive()
+
+    def read_reply(self, timeout: float) -> Reply:
+        """Read until the next prompt, EOF or timeout; output is capped at MAX_REPLY characters."""
+        import pexpect
+
+        deadline = time.monotonic() + timeout
+        head, tail, dropped = "", "", 0
+        pending, self._leftover = self._leftover, ""
+        while True:
+            match = self._pattern.search(pending)
+            if match:
+                head, tail, dropped = _append(head, tail, dropped, pending[: match.start()])
+                rest = pending[match.end():]
+                self._leftover = rest  # output after the prompt belongs to the next reply
+                return Reply(_join(head, tail, dropped), (match.group(1), int(match.group(2))), "prompt")
+            keep = len(self.marker) * 2 + 4096  # a prompt split across reads is still found
+            if len(pending) > keep:
+                head, tail, dropped = _append(head, tail, dropped, pending[:-keep])
+                pending = pending[-keep:]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                head, tail, dropped = _append(head, tail, dropped, pending)
+                return Reply(_join(head, tail, dropped), None, "timeout")
+            try:
+                pending += self.child.read_nonblocking(65536, timeout=min(remaining, 1.0))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                head, tail, dropped = _append(head, tail, dropped, pending)
+                return Reply(_join(head, tail, dropped), None, "eof")
+
+    def send(self, command: str, timeout: float) -> Reply:
+        self.child.sendline(command)
+        return self.read_reply(timeout)
+
+    def interrupt(self) -> None:
+        """SIGINT to the program's process group, as Ctrl-C in a terminal would."""
+        try:
+            os.killpg(self.child.pid, signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def send_eof(self) -> None:
+        self.child.sendeof()
+
+    def close(self) -> None:
+        """Kill the whole process group and reap the child. Idempotent."""
+        process.kill_group(self.child.pid)
+        try:
+            self.child.close(force=True)
+        except Exception:  # pexpect raises if the child cannot be reaped; the group is dead already
+            pass
+
+
+def _append(head: str, tail: str, dropped: int, text: str) -> tuple[str, str, int]:
+    text = text.replace("\r\n", "\n")
+    half = MAX_REPLY // 2
+    if len(head) < half:
+        room = half - len(head)
+        head, text = head + text[:room], text[room:]
+    if text:
+        tail += text
+        if len(tail) > half:
+            dropped += len(tail) - half
+            tail = tail[-half:]
+    return head, tail, dropped
+
+
+def _join(head: str, tail: str, dropped: int) -> str:
+    if dropped:
+        return f"{head}\n[... {dropped} characters of output dropped ...]\n{tail}"
+    return head + tail

@@ -1,0 +1,279 @@
+"""The pdb tool: one live `python -m pdb <entrypoint>` per episode, breakpoints kept across edits."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from .. import process
+from ..errors import ToolError
+from ..pdb_session import Breakpoint, PdbSession, Reply
+from .base import Arguments, Episode, Tool
+
+REFUSED = {
+    "interact": "it starts an interactive console that reads the terminal itself",
+    "commands": "it reads further lines from the terminal; set a breakpoint and use p/pp at each stop instead",
+    "debug": "a nested debugger cannot be driven through this tool",
+}
+QUIT = {"q", "quit", "exit"}
+RESTART = {"restart", "run"}
+CLEAR = {"cl", "clear"}
+FINISHED = ("will be restarted", "The program exited via sys.exit()", "Post mortem debugger finished")
+INTERRUPT_GRACE = 2.0  # seconds to wait for the prompt after SIGINT, and again after EOF
+
+_ADDED = re.compile(r"^Breakpoint (\d+) at (.+):(\d+)\s*$", re.M)
+_DELETED = re.compile(r"^Deleted breakpoint (\d+) at ", re.M)
+_TOGGLED = re.compile(r"^(Disabled|Enabled) breakpoint (\d+) at ", re.M)
+
+
+def pdb_arguments(entrypoint: list[str]) -> list[str]:
+    """The arguments for `python -m pdb` that run a task's entrypoint; pytest gets `-s` so pdb owns stdin.
+
+    Raises:
+        ToolError: the entrypoint is not a Python script, `-m module` or pytest command.
+    """
+    argv = list(entrypoint)
+    if argv and re.fullmatch(r"python(\d+(\.\d+)?)?", Path(argv[0]).name):
+        argv = argv[1:]
+    elif argv and Path(argv[0]).name in ("pytest", "py.test"):
+        argv = ["-m", "pytest", *argv[1:]]
+    else:
+        raise ToolError(f"pdb can only run Python entrypoints; this task's is {shlex.join(entrypoint)!r}")
+    if argv[:1] == ["-m"] and len(argv) >= 2:
+        if argv[1] == "pytest" and "-s" not in argv and "--capture=no" not in argv:
+            argv.insert(2, "-s")
+        return argv
+    if argv and not argv[0].startswith("-"):
+        return argv
+    raise ToolError(f"pdb cannot run {shlex.join(entrypoint)!r}: expected `python script.py ...` or `python -m module ...`")
+
+
+def map_line(before: list[str], after: list[str], line: int) -> int | None:
+    """Where line `line` of `before` is in `after` (None if it was deleted)."""
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if i1 <= line - 1 < i2:
+            offset = line - 1 - i1
+            if tag == "equal" or (tag == "replace" and offset < j2 - j1):
+                return j1 + offset + 1
+            return None
+    return None
+
+
+class Pdb(Tool):
+    name = "pdb"
+    description = (
+        "Send one command to a live pdb session running the project's entrypoint (started on first use): "
+        "b file:line [, cond], tbreak, cl N, c, n, s, r, until, p expr, pp expr, w, u, d, l, ll, a, q. "
+        "Breakpoints survive edits (they move with their code) and the program restarts after an edit. "
+        "Each reply ends with where the program stands."
+    )
+
+    class Args(Arguments):
+        command: str = Field(description="one pdb command, e.g. 'b calc.py:12' or 'p total'")
+
+    def __init__(self) -> None:
+        self.session: PdbSession | None = None
+        self.breakpoints: dict[int, Breakpoint] = {}
+        self.notices: list[str] = []
+        self.restart_reason = ""
+
+    # -- the tool ---------------------------------------------------------------------------
+    def run(self, episode: Episode, args: Args) -> str:
+        command = args.command.strip()
+        if not command:
+            raise ToolError("pdb: empty command")
+        if "\n" in command or "\r" in command:
+            raise ToolError("pdb: send one command per call (no newlines)")
+        word = command.split()[0]
+        if word in REFUSED:
+            raise ToolError(f"pdb: '{word}' is not available: {REFUSED[word]}")
+        if word in QUIT:
+            self._stop()
+            return "The pdb session ended. The next pdb command starts the program again."
+
+        if word in RESTART:
+            self._stop()
+            self.restart_reason = "restarted as asked"
+            command = ""
+        elif word in CLEAR and len(command.split()) == 1:
+            if not self.breakpoints:
+                return "No breakpoints to clear."
+
+            command = "cl " + " ".join(str(n) for n in sorted(self.breakpoints))
+        reply = self._ensure_session(episode)
+        if command:
+            reply = self._command(episode, command)
+        return self._finish(self._take_notices() + reply.output.rstrip("\n"), reply, episode)
+
+    # -- hooks the env calls ------------------------------------------------------------------
+    def reset(self, episode: Episode, keep_breakpoints: bool = False) -> None:
+        """Drop the session; keep the breakpoints (mapped back to the base files) only if asked."""
+        self._stop()
+        self.notices.clear()
+        if not keep_breakpoints:
+            self.breakpoints.clear()
+            return
+        workspace = episode.workspace
+        for number, bp in list(self.breakpoints.items()):
+            rel = self._rel(episode, bp.file)
+            if rel is None or not workspace.path(rel).is_file():
+                continue
+            current = workspace.path(rel).read_text(encoding="utf-8", errors="replace").splitlines()
+            base = workspace.base_text(rel)
+            line = map_line(current, base.splitlines(), bp.line) if base is not None else None
+            if line is None:
+                del self.breakpoints[number]
+            else:
+                bp.line = line
+
+    def file_edited(self, episode: Episode, rel: str, before: str, after: str) -> None:
+        """Move breakpoints with their code; the next command restarts the program."""
+        path = str(episode.workspace.path(rel))
+        old, new = before.splitlines(), after.splitlines()
+        for number, bp in sorted(self.breakpoints.items()):
+            if bp.file != path:
+                continue
+            line = map_line(old, new, bp.line)
+            if line is None:
+                del self.breakpoints[number]
+                self.notices.append(f"breakpoint {number} at {rel}:{bp.line} was dropped: its line was deleted")
+            elif line != bp.line:
+                self.notices.append(f"breakpoint {number} moved with its code from {rel}:{bp.line} to {rel}:{line}")
+                bp.line = line
+        if self.session is not None:
+            self.restart_reason = f"restarted after the edit of {rel}"
+            self._stop()
+
+    def breakpoint_lines(self, episode: Episode, rel: str) -> set[int]:
+        path = str(episode.workspace.path(rel))
+        return {bp.line for bp in self.breakpoints.values() if bp.file == path}
+
+    def close(self) -> None:
+        self._stop()
+
+    # -- internals ----------------------------------------------------------------------------
+    def _ensure_session(self, episode: Episode) -> Reply:
+        if self.session is not None and self.session.alive:
+            return Reply("", self._last_location, "prompt")
+        self._stop()
+        workspace = episode.workspace
+        argv = pdb_arguments(episode.task.entrypoint)
+        env = process.episode_environ(workspace.venv, workspace.home, workspace.tmp)
+        self.session = PdbSession(argv, workspace.venv / "bin" / "python", workspace.root, env,
+                                  list(self.breakpoints.values()))
+        reply = self.session.read_reply(max(episode.limits.pdb_timeout, 30.0))
+        if reply.status != "prompt":
+            output = reply.output.strip()
+            self._stop()
+            raise ToolError(f"pdb: the program did not reach the pdb prompt ({reply.status}):\n{output}")
+        self._last_location = reply.location
+        started = self.restart_reason or "started"
+        self.restart_reason = ""
+        self.notices.append(f"[pdb {started}: python -m pdb {shlex.join(argv)}]")
+        for line in reply.output.splitlines():
+            if line.startswith("*** could not restore"):
+                self.notices.append(line)
+        return Reply("", reply.location, "prompt")
+
+    def _command(self, episode: Episode, command: str) -> Reply:
+        assert self.session is not None
+        timeout = episode.limits.pdb_timeout
+        reply = self.session.send(command, timeout)
+        if reply.status == "timeout":
+            reply = self._interrupt(reply, timeout)
+        if reply.status == "eof":
+            self._stop()
+            reply.output += "\n[the program and its pdb session ended; the next pdb command starts it again]"
+        self._track(command, reply.output)
+        if any(sign in reply.output for sign in FINISHED):
+            # pdb would rerun it in the same process, with modules already imported; start afresh instead.
+            self.restart_reason = "restarted in a fresh process after the program finished"
+            self._stop()
+        if reply.location is not None:
+            self._last_location = reply.location
+        return reply
+
+    def _interrupt(self, reply: Reply, timeout: float) -> Reply:
+        assert self.session is not None
+        self.session.interrupt()
+        after = self.session.read_reply(INTERRUPT_GRACE)
+        if after.status == "prompt":
+            after.output = reply.output + after.output + (
+                f"\n[the command ran past the {timeout:g} s pdb timeout and was interrupted (SIGINT); "
+                "the program stopped where shown]")
+            return after
+        self.session.send_eof()  # a program blocked on input() gets EOF, then stops at the next line
+        after2 = self.session.read_reply(INTERRUPT_GRACE)
+        if after2.status == "prompt":
+            after2.output = reply.output + after.output + after2.output + (
+                f"\n[the command ran past the {timeout:g} s pdb timeout; the program was waiting for input, "
+                "which pdb cannot give it, so it got end-of-file; it stopped where shown]")
+            return after2
+        output = reply.output + after.output + after2.output
+        self.restart_reason = "restarted after a hang"
+        self._stop()
+        return Reply(output + f"\n[the command ran past the {timeout:g} s pdb timeout and did not stop on SIGINT; "
+                     "the program was killed. Breakpoints are kept; the next pdb command starts it again]",
+                     None, "killed")
+
+    def _track(self, command: str, output: str) -> None:
+        words = command.split(maxsplit=1)
+        temporary = words[0] in ("tbreak",)
+        condition = ""
+        if words[0] in ("b", "break", "tbreak") and len(words) > 1 and "," in words[1]:
+            condition = words[1].split(",", 1)[1].strip()
+        for match in _ADDED.finditer(output):
+            number = int(match.group(1))
+            self.breakpoints[number] = Breakpoint(number, match.group(2), int(match.group(3)), condition, temporary)
+        for match in _DELETED.finditer(output):
+            self.breakpoints.pop(int(match.group(1)), None)
+        for match in _TOGGLED.finditer(output):
+            bp = self.breakpoints.get(int(match.group(2)))
+            if bp:
+                bp.enabled = match.group(1) == "Enabled"
+        if words[0] == "condition" and len(words) > 1:
+            number, _, expr = words[1].partition(" ")
+            bp = self.breakpoints.get(int(number)) if number.isdigit() else None
+            if bp and ("New condition set" in output or "now unconditional" in output):
+                bp.condition = expr.strip()
+
+    def _finish(self, text: str, reply: Reply, episode: Episode) -> str:
+        location = reply.location
+        if location is None:
+            return text.strip("\n") or "[no output]"
+        file, line = location
+        rel = self._rel(episode, file)
+        source = ""
+        if rel is not None and episode.workspace.path(rel).is_file():
+            lines = episode.workspace.path(rel).read_text(encoding="utf-8", errors="replace").splitlines()
+            source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        elif Path(file).is_file():
+            lines = Path(file).read_text(encoding="utf-8", errors="replace").splitlines()
+            source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        where = f"[at {rel or file}:{line}] {source}".rstrip()
+        return f"{text.strip(chr(10))}\n{where}".lstrip("\n")
+
+    def _take_notices(self) -> str:
+        text = "".join(note + "\n" for note in self.notices)
+        self.notices.clear()
+        return text
+
+    @staticmethod
+    def _rel(episode: Episode, file: str) -> str | None:
+        try:
+            return Path(file).resolve().relative_to(episode.workspace.root).as_posix()
+        except (ValueError, OSError):
+            return None
+
+    def _stop(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    _last_location: Any = None
