@@ -1,0 +1,223 @@
+"""The pdb tool against real pdb sessions over pexpect."""
+
+import pytest
+
+from minidebug.tools.pdb import map_line, pdb_arguments
+from minidebug.errors import ToolError
+from tests.conftest import descendants
+
+LOOP = {
+    "prog.py": """\
+        def count(n):
+            total = 0
+            for i in range(n):
+                total += i
+            return total
+
+
+        if __name__ == "__main__":
+            print("(Pdb) fake prompt from the program")
+            print("result", count(300))
+        """,
+    "test_prog.py": """\
+        from prog import count
+
+
+        def test_count():
+            assert count(4) == 6
+        """,
+}
+SCRIPT_TOML = """\
+    description = "x"
+    eval = "python -m pytest -q"
+    entrypoint = "python prog.py"
+    readonly = ["test_*.py"]
+    """
+
+
+@pytest.fixture
+def loop_env(make_env, task_dir):
+    def factory(files=None, toml=SCRIPT_TOML, **options):
+        env = make_env(task_dir(files or LOOP, toml), pdb_timeout=options.pop("pdb_timeout", 2), max_steps=1000, **options)
+        env.reset()
+        return env
+    return factory
+
+
+def pdb(env, command):
+    observation, reward, terminated, truncated, info = env.step({"name": "pdb", "arguments": {"command": command}})
+    return observation
+
+
+def test_pytest_entrypoint_breakpoint_and_location(make_env, calc_task):
+    env = make_env(calc_task)
+    env.reset()
+    observation = pdb(env, "b calc.py:2")
+    assert "[pdb started: python -m pdb -m pytest -s -q]" in observation
+    assert "Breakpoint 1 at calc.py:2" in observation
+    observation = pdb(env, "c")
+    assert observation.endswith("[at calc.py:2] return a - b")
+    assert pdb(env, "p a, b").splitlines()[0] == "(2, 3)"
+
+
+def test_program_output_that_looks_like_a_prompt(loop_env):
+    env = loop_env()
+    observation = pdb(env, "c")
+    assert "(Pdb) fake prompt from the program" in observation
+    assert "result 44850" in observation
+
+
+def test_two_hundred_commands_in_a_row(loop_env):
+    env = loop_env(pdb_timeout=10)
+    pdb(env, "b prog.py:4")
+    pdb(env, "c")
+    for expected in range(100):
+        assert pdb(env, "p i").splitlines()[0] == str(expected)
+        observation = pdb(env, "c")
+        assert observation.endswith("[at prog.py:4] total += i")
+
+
+def test_breakpoints_follow_edits_above_them(loop_env):
+    env = loop_env()
+    pdb(env, "b prog.py:4")
+    pdb(env, "b prog.py:2")
+    env.step({"name": "edit", "arguments": {"path": "prog.py", "start": 1, "end": 0,
+                                              "new_code": "import os\nimport sys\n"}})
+    view = env.step({"name": "view", "arguments": {"path": "prog.py", "start": 3, "end": 6}})[0]
+    assert "4B     total = 0" in view and "6B         total += i" in view
+    observation = pdb(env, "c")
+    assert "breakpoint 1 moved with its code from prog.py:4 to prog.py:6" in observation
+    assert "[pdb restarted after the edit of prog.py" in observation
+    assert observation.endswith("[at prog.py:4] total = 0")
+    env.step({"name": "edit", "arguments": {"path": "prog.py", "start": 1, "end": 2, "new_code": ""}})
+    env.step({"name": "edit", "arguments": {"path": "prog.py", "old": "    total = 0\n", "new": ""}})
+    observation = pdb(env, "c")
+    assert "breakpoint 2 at prog.py:2 was dropped: its line was deleted" in observation
+    assert observation.endswith("[at prog.py:3] total += i")
+    assert pdb(env, "p total") .splitlines()[0].startswith("*** NameError")
+
+
+def test_tbreak_condition_and_clear(loop_env):
+    env = loop_env()
+    assert "Breakpoint 1 at prog.py:4" in pdb(env, "b prog.py:4, i == 7")
+    assert pdb(env, "c").endswith("[at prog.py:4] total += i")
+    assert pdb(env, "p i").splitlines()[0] == "7"
+    assert "Deleted breakpoint 1" in pdb(env, "cl")
+    assert "Breakpoint 2 at prog.py:5" in pdb(env, "tbreak prog.py:5")
+    observation = pdb(env, "c")
+    assert "Deleted breakpoint 2" in observation and observation.endswith("[at prog.py:5] return total")
+    assert pdb(env, "cl") == "No breakpoints to clear."
+
+
+def test_condition_survives_a_restart(loop_env):
+    env = loop_env()
+    pdb(env, "b prog.py:4, i == 42")
+    env.step({"name": "edit", "arguments": {"path": "prog.py", "start": 1, "end": 0, "new_code": "# top\n"}})
+    pdb(env, "c")
+    assert pdb(env, "p i").splitlines()[0] == "42"
+
+
+def test_infinite_loop_is_interrupted_and_breakpoints_kept(loop_env):
+    files = dict(LOOP, **{"prog.py": "def spin():\n    n = 0\n    while True:\n        n += 1\n\n\nspin()\n"})
+    env = loop_env(files, pdb_timeout=1)
+    pdb(env, "b prog.py:7")
+    pdb(env, "c")
+    observation = pdb(env, "c")
+    assert "interrupted (SIGINT)" in observation and "[at prog.py:" in observation
+    assert int(pdb(env, "p n").splitlines()[0]) > 0
+    assert 1 in env.tools["pdb"].breakpoints
+
+
+def test_program_waiting_on_input(loop_env):
+    files = dict(LOOP, **{"prog.py": "name = input('name? ')\nprint('hello', name)\n"})
+    env = loop_env(files, pdb_timeout=1)
+    observation = pdb(env, "c")
+    assert "the program was waiting for input, which pdb cannot give it, so it got end-of-file" in observation
+    assert observation.endswith("[at prog.py:1] name = input('name? ')")
+    assert pdb(env, "p 1 + 1").splitlines()[0] == "2"
+    assert "EOFError" in pdb(env, "c")
+
+
+def test_program_finishing_and_running_again(loop_env):
+    env = loop_env()
+    pdb(env, "b prog.py:5")
+    assert pdb(env, "c").endswith("[at prog.py:5] return total")
+    observation = pdb(env, "c")
+    assert "result 44850" in observation
+    observation = pdb(env, "c")  # a fresh process, breakpoints re-set
+    assert "[pdb restarted in a fresh process after the program finished" in observation
+    assert observation.endswith("[at prog.py:5] return total")
+
+
+def test_post_mortem_after_an_exception(loop_env):
+    files = dict(LOOP, **{"prog.py": "def f(x):\n    return 10 / x\n\n\nf(0)\n"})
+    env = loop_env(files)
+    observation = pdb(env, "c")
+    assert "ZeroDivisionError" in observation and "post mortem" in observation
+    assert observation.endswith("[at prog.py:2] return 10 / x")
+    assert pdb(env, "p x").splitlines()[0] == "0"
+
+
+def test_quit_restart_and_refused_commands(loop_env):
+    env = loop_env()
+    pdb(env, "b prog.py:4")
+    assert "session ended" in pdb(env, "q")
+    assert pdb(env, "c").endswith("[at prog.py:4] total += i")
+    observation = pdb(env, "restart")
+    assert "[pdb restarted as asked" in observation
+    for command in ("interact", "commands 1", "debug count(3)"):
+        assert pdb(env, command).startswith("error: pdb: '")
+    assert "one command per call" in pdb(env, "p 1\np 2")
+
+
+def test_reset_drops_the_session_and_breakpoints(loop_env):
+    env = loop_env()
+    pdb(env, "b prog.py:4")
+    pdb(env, "c")
+    pid = env.tools["pdb"].session.child.pid
+    env.reset()
+    assert pid not in descendants()
+    assert env.tools["pdb"].breakpoints == {}
+
+
+def test_breakpoints_can_survive_reset(loop_env):
+    env = loop_env(keep_breakpoints=True)
+    env.step({"name": "edit", "arguments": {"path": "prog.py", "start": 1, "end": 0, "new_code": "# a\n# b\n"}})
+    pdb(env, "b prog.py:6")  # `total += i` after the two inserted lines
+    env.reset()
+    assert env.tools["pdb"].breakpoints[1].line == 4
+    assert pdb(env, "c").endswith("[at prog.py:4] total += i")
+
+
+def test_close_kills_the_session(make_env, task_dir):
+    env = make_env(task_dir(LOOP, SCRIPT_TOML))
+    env.reset()
+    pdb(env, "b prog.py:4")
+    pdb(env, "c")
+    assert descendants()
+    env.close()
+    assert not descendants()
+
+
+def test_module_entrypoint(loop_env):
+    files = dict(LOOP, **{"pkg/__init__.py": "", "pkg/__main__.py": "x = 41\nprint(x + 1)\n"})
+    env = loop_env(files, SCRIPT_TOML.replace("python prog.py", "python -m pkg"))
+    assert pdb(env, "n").endswith("[at pkg/__main__.py:2] print(x + 1)")
+    assert "42" in pdb(env, "c")
+
+
+def test_pdb_arguments():
+    assert pdb_arguments(["python", "-m", "pytest", "-q"]) == ["-m", "pytest", "-s", "-q"]
+    assert pdb_arguments(["pytest", "-x"]) == ["-m", "pytest", "-s", "-x"]
+    assert pdb_arguments(["python3.11", "run.py", "a"]) == ["run.py", "a"]
+    with pytest.raises(ToolError):
+        pdb_arguments(["node", "x.js"])
+    with pytest.raises(ToolError):
+        pdb_arguments(["python", "-c", "print(1)"])
+
+
+def test_map_line():
+    before = ["a", "b", "c", "d"]
+    assert map_line(before, ["x", "a", "b", "c", "d"], 3) == 4
+    assert map_line(before, ["a", "c", "d"], 2) is None
+    assert map_line(before, ["a", "B", "c", "d"], 2) == 2
