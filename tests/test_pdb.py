@@ -221,3 +221,20 @@ def test_map_line():
     assert map_line(before, ["x", "a", "b", "c", "d"], 3) == 4
     assert map_line(before, ["a", "c", "d"], 2) is None
     assert map_line(before, ["a", "B", "c", "d"], 2) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.10", "3.12", "3.13"])
+def test_other_python_versions(make_env, task_dir, version):
+    toml = SCRIPT_TOML + f'python = "{version}"\n'
+    env = make_env(task_dir(LOOP, toml), pdb_timeout=5)
+    env.reset()
+    pdb(env, "b prog.py:4, i == 3")
+    assert pdb(env, "c").endswith("[at prog.py:4] total += i")
+    assert pdb(env, "p i").splitlines()[0] == "3"
+    env.step({"name": "edit", "arguments": {"path": "prog.py", "start": 1, "end": 0, "new_code": "# moved\n"}})
+    assert pdb(env, "c").endswith("[at prog.py:5] total += i")
+    assert pdb(env, "p sys.version_info[:2] if 'sys' in dir() else __import__('sys').version_info[:2]") \
+        .splitlines()[0] == str(tuple(int(p) for p in version.split(".")))
+    _, reward, *_ = env.step({"name": "eval"})
+    assert reward == 1.0
