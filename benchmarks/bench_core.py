@@ -44,6 +44,12 @@ def row(name: str, samples: list[float], baseline_name: str = "", baseline: list
     return "| " + " | ".join(cells) + " |"
 
 
+def print_table(rows: list[str]) -> None:
+    print("| measure | median ms | p95 ms | runs | baseline | baseline median ms | baseline p95 ms | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=50)
@@ -122,9 +128,7 @@ def main() -> None:
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
-    print("| measure | median ms | p95 ms | runs | baseline | baseline median ms | baseline p95 ms | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    print_table(rows)
 
 
 if __name__ == "__main__":

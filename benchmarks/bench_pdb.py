@@ -19,7 +19,7 @@ import minidebug
 from minidebug import process
 from minidebug.tools.pdb import pdb_arguments
 
-from bench_core import row, timed
+from bench_core import print_table, row, timed
 
 
 def main() -> None:
@@ -87,9 +87,7 @@ def main() -> None:
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
-    print("| measure | median ms | p95 ms | runs | baseline | baseline median ms | baseline p95 ms | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    print_table(rows)
 
 
 if __name__ == "__main__":

@@ -85,13 +85,15 @@ class DebugEnv:
         """
         if self._closed:
             raise MinidebugError("this env is closed; make a new one")
-        if self.workspace is None:
+        fresh = self.workspace is None
+        if fresh:
             prepared = cache.prepare(self.task, self.config.cache_dir)
             self.workspace = Workspace(self.task, prepared)
-        for tool in self.tools.values():
+        for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
             if hasattr(tool, "reset"):
                 tool.reset(self, self.config.keep_breakpoints)
-        self.workspace.reset()
+        if not fresh:
+            self.workspace.reset()
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
         self._steps = 0
         self._done = False

@@ -238,3 +238,19 @@ def test_other_python_versions(make_env, task_dir, version):
         .splitlines()[0] == str(tuple(int(p) for p in version.split(".")))
     _, reward, *_ = env.step({"name": "eval"})
     assert reward == 1.0
+
+
+def test_break_on_a_function_name(loop_env):
+    env = loop_env()
+    assert "Breakpoint 1 at prog.py:1" in pdb(env, "b count")  # pdb finds the def by scanning the file
+    assert env.tools["pdb"].breakpoints[1].line == 1
+
+
+def test_endless_printing_is_capped_and_interrupted(loop_env):
+    files = dict(LOOP, **{"prog.py": "i = 0\nwhile True:\n    i += 1\n    print('spam', i)\n"})
+    env = loop_env(files, pdb_timeout=1, observation_tokens=500)
+    observation = pdb(env, "c")
+    assert "interrupted (SIGINT)" in observation
+    assert "tokens left out of this observation" in observation
+    assert env.budget.count(observation) <= 500
+    assert int(pdb(env, "p i").splitlines()[0]) > 1000

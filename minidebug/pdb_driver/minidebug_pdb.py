@@ -38,6 +38,14 @@ class Debugger(pdb.Pdb):
                 self.get_bpbynumber(item["number"]).disable()
         bdb.Breakpoint.next = len(bdb.Breakpoint.bpbynumber)
 
+    def sigint_handler(self, signum, frame):
+        # pdb's own handler print()s, which fails ("reentrant call") when the signal lands inside the
+        # program's own print; a raw write cannot.
+        if self.allow_kbdint:
+            raise KeyboardInterrupt
+        os.write(sys.stdout.fileno(), b"\nProgram interrupted. (Use 'cont' to resume).\n")
+        self.set_trace(frame)
+
     def _location(self):
         frame = getattr(self, "curframe", None)
         if frame is None:

@@ -6,7 +6,6 @@ import difflib
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
@@ -82,6 +81,7 @@ class Pdb(Tool):
         self.breakpoints: dict[int, Breakpoint] = {}
         self.notices: list[str] = []
         self.restart_reason = ""
+        self._last_location: tuple[str, int] | None = None
 
     # -- the tool ---------------------------------------------------------------------------
     def run(self, episode: Episode, args: Args) -> str:
@@ -96,7 +96,6 @@ class Pdb(Tool):
         if word in QUIT:
             self._stop()
             return "The pdb session ended. The next pdb command starts the program again."
-
         if word in RESTART:
             self._stop()
             self.restart_reason = "restarted as asked"
@@ -104,7 +103,6 @@ class Pdb(Tool):
         elif word in CLEAR and len(command.split()) == 1:
             if not self.breakpoints:
                 return "No breakpoints to clear."
-
             command = "cl " + " ".join(str(n) for n in sorted(self.breakpoints))
         reply = self._ensure_session(episode)
         if command:
@@ -175,6 +173,7 @@ class Pdb(Tool):
         self._last_location = reply.location
         started = self.restart_reason or "started"
         self.restart_reason = ""
+        self._last_location: tuple[str, int] | None = None
         self.notices.append(f"[pdb {started}: python -m pdb {shlex.join(argv)}]")
         for line in reply.output.splitlines():
             if line.startswith("*** could not restore"):
@@ -275,5 +274,3 @@ class Pdb(Tool):
         if self.session is not None:
             self.session.close()
             self.session = None
-
-    _last_location: Any = None
