@@ -43,6 +43,10 @@ class ToolCall:
                 '{"name": "view", "arguments": {"path": "main.py"}}, '
                 f"got {type(action).__name__}"
             )
+        if action.get("type") == "function" and isinstance(action.get("function"), Mapping):
+            return cls.from_openai(action)
+        if action.get("type") == "tool_use":
+            return cls.from_anthropic(action)
         unknown = set(action) - {"name", "arguments", "id"}
         if unknown:
             raise ToolError(f"unknown keys in tool call: {sorted(map(str, unknown))}")
@@ -61,6 +65,23 @@ class ToolCall:
             raise ToolError('"arguments" must be an object')
         call_id = action.get("id")
         return cls(name=name, arguments=dict(arguments), id=call_id if isinstance(call_id, str) else None)
+
+    @classmethod
+    def from_openai(cls, tool_call: Any) -> ToolCall:
+        """From an OpenAI chat-completions tool call: {"id", "type": "function", "function": {"name", "arguments"}}.
+
+        Also accepts the SDK's objects (anything with `.model_dump()`).
+        """
+        data = tool_call.model_dump() if hasattr(tool_call, "model_dump") else tool_call
+        function = data.get("function") or {}
+        return cls.parse({"name": function.get("name"), "arguments": function.get("arguments") or {},
+                          "id": data.get("id")})
+
+    @classmethod
+    def from_anthropic(cls, block: Any) -> ToolCall:
+        """From an Anthropic messages `tool_use` content block: {"type": "tool_use", "id", "name", "input"}."""
+        data = block.model_dump() if hasattr(block, "model_dump") else block
+        return cls.parse({"name": data.get("name"), "arguments": data.get("input") or {}, "id": data.get("id")})
 
     def to_dict(self) -> dict[str, Any]:
         """The call as plain JSON-ready data."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -17,6 +18,10 @@ from .task import Limits, Task
 from .tools import DEFAULT_TOOLS, TOOLS, load_tool, unknown_tool_message
 from .tools.base import Tool
 from .workspace import Workspace
+
+
+_PYTEST_TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?(?=[ =]*$)", re.M)
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
 
 
 class EnvConfig(BaseModel):
@@ -144,7 +149,7 @@ class DebugEnv:
             terminated = output.submitted or (
                 self.config.terminate_on_success and bool(output.max_score) and output.score == output.max_score
             )
-        observation, tokens = self.budget.fit(self._relative_paths(output.text))
+        observation, tokens = self.budget.fit(self._normalize(output.text))
         self.budget.charge(tokens)
         truncated = not terminated and self._out_of_budget(extra)
         self._done = terminated or truncated
@@ -182,7 +187,7 @@ class DebugEnv:
         """The agent's changes so far, as a unified diff against the task's base."""
         if self.workspace is None:
             return ""
-        return self._relative_paths(self.workspace.diff())
+        return self._normalize(self.workspace.diff())
 
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
     def evaluate(self) -> EvalResult:
@@ -206,12 +211,14 @@ class DebugEnv:
         tools = "\n".join(f"- {tool.name}: {tool.description}" for tool in self.tools.values())
         return f"{self.task.description.strip()}\n\nTools:\n{tools}"
 
-    def _relative_paths(self, text: str) -> str:
-        """Observations never show the episode's temp paths (so trajectories replay identically)."""
+    def _normalize(self, text: str) -> str:
+        """Observations hold no temp paths, timings or object addresses, so a faithful replay matches."""
         assert self.workspace is not None
         root = str(self.workspace.root)
         text = text.replace(root + "/", "").replace(root, ".")
-        return text.replace(str(self.workspace.dir), "$EPISODE").replace(str(self.workspace.venv), "$VENV")
+        text = text.replace(str(self.workspace.dir), "$EPISODE").replace(str(self.workspace.venv), "$VENV")
+        text = _PYTEST_TIMING.sub("", text)
+        return _ADDRESS.sub("0x...", text)
 
     def _out_of_budget(self, extra: dict[str, Any]) -> bool:
         if self._steps >= self.limits.max_steps:

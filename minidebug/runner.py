@@ -46,8 +46,10 @@ def select_tasks(selectors: Iterable[str] | None) -> list[Task]:
 
 
 def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = None,
-                **make_options: Any) -> EpisodeResult:
-    """Play one episode of `agent_name` on `task`; with out_dir, write `<task>.<agent>.jsonl` there."""
+                agent_options: dict[str, Any] | None = None, **make_options: Any) -> EpisodeResult:
+    """Play one episode of `agent_name` on `task`; with out_dir, write `<task>.<agent>.jsonl` there.
+
+    `agent_options` are the agent's constructor arguments (e.g. model and base_url for "llm")."""
     import minidebug
 
     from .agents import load_agent
@@ -60,10 +62,10 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
         observation, info = env.reset(seed=0)
         if out_dir is not None:
             writer = TrajectoryWriter(Path(out_dir) / f"{task.name}.{agent_name}.jsonl", {
-                "task": task.name, "task_hash": task.content_hash(), "agent": agent_name,
+                "task": task.name, "task_path": str(task.root), "task_hash": task.content_hash(), "agent": agent_name,
                 "limits": env.limits.model_dump(), "tools": list(env.tools), "observation": observation})
         try:
-            agent = load_agent(agent_name)()
+            agent = load_agent(agent_name)(**(agent_options or {}))
             agent.start(env, observation, info)
             terminated = truncated = False
             while not (terminated or truncated):
@@ -86,7 +88,7 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
 
 
 def run(tasks: list[Task], agent_name: str = "oracle", out_dir: Path | None = None,
-        **make_options: Any) -> list[EpisodeResult]:
+        agent_options: dict[str, Any] | None = None, **make_options: Any) -> list[EpisodeResult]:
     """Run every task once; with out_dir, also write `results.json` there.
 
     Raises:
@@ -94,8 +96,8 @@ def run(tasks: list[Task], agent_name: str = "oracle", out_dir: Path | None = No
     """
     from .agents import load_agent
 
-    load_agent(agent_name)
-    results = [run_episode(task, agent_name, out_dir, **make_options) for task in tasks]
+    load_agent(agent_name)(**(agent_options or {}))  # bad options fail here, before any episode
+    results = [run_episode(task, agent_name, out_dir, agent_options, **make_options) for task in tasks]
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         (Path(out_dir) / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n")

@@ -10,6 +10,8 @@ from ..calls import ToolCall
 
 AGENTS: dict[str, str] = {
     "oracle": "minidebug.agents.oracle:OracleAgent",
+    "llm": "minidebug.agents.llm:LLMAgent",
+    "replay": "minidebug.agents.replay:ReplayAgent",
 }
 
 

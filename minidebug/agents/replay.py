@@ -1,0 +1,31 @@
+"""Replays the actions of a recorded trajectory, in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..calls import ToolCall
+from ..errors import MinidebugError
+from ..trajectory import read_trajectory
+
+
+class ReplayAgent:
+    """Plays back the actions of a JSONL trajectory; submits when they run out.
+
+    Args:
+        trajectory: the file written by `minidebug run --out`.
+    """
+
+    def __init__(self, trajectory: str | Path):
+        if not trajectory:
+            raise MinidebugError("the replay agent needs a trajectory file (--trajectory)")
+        records = read_trajectory(Path(trajectory))
+        self.actions = [ToolCall.parse(r["action"]) for r in records if r.get("type") == "step"]
+        self.recorded = [r for r in records if r.get("type") == "step"]
+
+    def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        self._next = iter(self.actions)
+
+    def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
+        return next(self._next, ToolCall("submit"))

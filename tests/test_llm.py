@@ -1,0 +1,141 @@
+"""The LLM agent against a real HTTP server on 127.0.0.1 that speaks the chat-completions protocol."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from minidebug.agents.llm import LLMAgent
+from minidebug.errors import MinidebugError
+from minidebug.runner import run, run_episode
+from minidebug.task import load_task
+
+
+class ChatServer:
+    """Plays back scripted replies: each is (status, body) — a body of tool calls becomes a completion."""
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.requests = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                server.requests.append({"path": self.path, "body": json.loads(self.rfile.read(length)),
+                                        "auth": self.headers.get("Authorization")})
+                status, body = server.replies.pop(0) if server.replies else (500, {"error": {"message": "no more"}})
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if status == 429:
+                    self.send_header("retry-after-ms", "10")
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def completion(*calls, content=None):
+    tool_calls = [{"id": f"call_{i}", "type": "function",
+                   "function": {"name": name, "arguments": json.dumps(arguments)}}
+                  for i, (name, arguments) in enumerate(calls)]
+    message = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return 200, {"id": "c1", "object": "chat.completion", "created": 0, "model": "scripted",
+                 "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+                 "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}}
+
+
+@pytest.fixture
+def server():
+    servers = []
+
+    def factory(*replies):
+        servers.append(ChatServer(replies))
+        return servers[-1]
+
+    yield factory
+    for s in servers:
+        s.close()
+
+
+def test_llm_agent_solves_a_task_through_the_protocol(server, calc_task, cache_dir, monkeypatch, tmp_path):
+    monkeypatch.setenv("SCRIPTED_KEY", "sk-test")
+    chat = server(
+        completion(("view", {"path": "calc.py", "start": None, "end": None})),
+        (429, {"error": {"message": "slow down", "type": "rate_limit"}}),
+        (503, {"error": {"message": "overloaded"}}),
+        completion(content="Let me think."),  # no tool call: the agent nudges the model
+        completion(("edit", {"path": "calc.py", "start": None, "end": None, "new_code": None,
+                             "old": "a - b", "new": "a + b"})),
+        completion(("eval", {})),
+    )
+    options = {"model": "scripted", "base_url": chat.url, "api_key_env": "SCRIPTED_KEY"}
+    result = run_episode(load_task(calc_task), "llm", tmp_path, options, cache_dir=cache_dir)
+    assert result.solved and result.steps == 3, result
+    assert len(chat.requests) == 6
+    first, last = chat.requests[0]["body"], chat.requests[-1]["body"]
+    assert chat.requests[0]["auth"] == "Bearer sk-test" and first["model"] == "scripted"
+    assert {t["function"]["name"] for t in first["tools"]} >= {"pdb", "view", "edit", "eval"}
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    roles = [m["role"] for m in last["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "user", "assistant", "tool"]
+    assert last["messages"][3]["tool_call_id"] == "call_0" and "1  def add(a, b):" in last["messages"][3]["content"]
+    assert result.tokens > 21  # the completion tokens were charged to the budget
+
+
+def test_extra_tool_calls_in_one_answer_are_answered_not_run(server, calc_task, cache_dir):
+    chat = server(completion(("listdir", {"path": None, "depth": None}), ("submit", {})), completion(("submit", {})))
+    result = run_episode(load_task(calc_task), "llm", None,
+                         {"model": "m", "base_url": chat.url}, cache_dir=cache_dir)
+    assert result.steps == 2
+    messages = chat.requests[1]["body"]["messages"]
+    assert [m.get("tool_call_id") for m in messages if m["role"] == "tool"] == ["call_1", "call_0"]
+
+
+def test_auth_error_is_clear(server, calc_task, cache_dir):
+    chat = server((401, {"error": {"message": "Incorrect API key", "type": "invalid_request_error"}}))
+    result = run_episode(load_task(calc_task), "llm", None, {"model": "m", "base_url": chat.url}, cache_dir=cache_dir)
+    assert not result.solved and "refused the API key (HTTP 401)" in result.error
+
+
+def test_missing_key_or_model_fails_before_any_episode(calc_task, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(MinidebugError, match="set OPENAI_API_KEY"):
+        run([load_task(calc_task)], "llm", None, {"model": "gpt"})
+    with pytest.raises(MinidebugError, match="needs a model name"):
+        LLMAgent(model="", base_url="http://127.0.0.1:1/v1")
+
+
+def test_context_budget_shortens_old_observations_then_drops_turns():
+    agent = LLMAgent(model="m", base_url="http://127.0.0.1:1/v1", context_tokens=1400)
+    agent.messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "the task"}]
+    for i in range(8):
+        agent.messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "view", "arguments": "{}"}}]})
+        agent.messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"obs {i} " + "word " * 200})
+    fitted = agent._fitted()
+    assert fitted[:2] == agent.messages[:2]
+    assert fitted[-8:] == agent.messages[-8:]  # the last four turns are kept whole
+    assert sum(agent._counter.count(json.dumps(m)) + 4 for m in fitted) <= 1400
+    ids = [m["tool_call_id"] for m in fitted if m["role"] == "tool"]
+    assert ids[0] != "c0" and ids == sorted(ids) and ids[-1] == "c7"  # the oldest turns were dropped
+    assert any(m["content"].endswith("[observation shortened]") for m in fitted if m["role"] == "tool")
+    for message in fitted:  # every tool answer still follows its call
+        if message["role"] == "tool":
+            index = fitted.index(message)
+            assert fitted[index - 1]["tool_calls"][0]["id"] == message["tool_call_id"]
