@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,17 +11,35 @@ from .errors import MinidebugError
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .runner import format_table, run, select_tasks
+    from .agents import load_agent
+    from .batch import Progress, plan, run_batch, select, summary
+    from .runner import select_tasks
 
-    options = {}
-    if args.agent == "llm":
-        options = {"model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env}
-    elif args.agent == "replay":
-        options = {"trajectory": args.trajectory}
-    tasks = select_tasks(args.tasks)
-    results = run(tasks, args.agent, args.out, options)
-    print(format_table(results))
+    options = {
+        "llm": {"model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env},
+        "replay": {"trajectory": str(args.trajectory) if args.trajectory else None},
+    }
+    for agent in args.agent:
+        load_agent(agent)(**options.get(agent, {}))  # bad names and options fail before any episode
+    if (args.resume or args.rerun_failed) and args.out is None:
+        raise ValueError("--resume and --rerun-failed need --out (the folder of the earlier run)")
+    specs = plan(select_tasks(args.tasks), args.agent, range(args.seeds), options)
+    specs = select(specs, args.out, args.resume, args.rerun_failed)
+    jobs = args.jobs or os.cpu_count() or 1
+    with Progress(len(specs), jobs) as progress:
+        results = run_batch(specs, args.out, jobs, args.backend, args.ray_address, progress.advance)
+    print(summary(results) if results else "nothing to run")
     return 0 if all(r.solved for r in results) else 1
+
+
+def _gc(args: argparse.Namespace) -> int:
+    from .gc import collect
+
+    removed = collect(dry_run=args.dry_run)
+    for line in removed:
+        print(("would remove " if args.dry_run else "removed ") + line)
+    print(f"{len(removed)} episode dir(s) {'to remove' if args.dry_run else 'removed'}")
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -52,7 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser = commands.add_parser("run", help="run an agent over tasks and print a table")
     run_parser.add_argument("--tasks", nargs="+", metavar="SELECTOR",
                             help="task folder paths, bundled task names or globs of names (default: all bundled)")
-    run_parser.add_argument("--agent", default="oracle", help="agent to run (default: oracle, offline)")
+    run_parser.add_argument("--agent", nargs="+", default=["oracle"], metavar="AGENT",
+                            help="agents to run: oracle (default, offline), llm, replay")
+    run_parser.add_argument("--seeds", type=int, default=1, metavar="N", help="episodes per task and agent (seeds 0..N-1)")
+    run_parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: the number of cores)")
+    run_parser.add_argument("--resume", action="store_true", help="skip episodes already finished in --out")
+    run_parser.add_argument("--rerun-failed", action="store_true", help="run only the episodes that failed in --out")
+    run_parser.add_argument("--backend", choices=["process", "ray"], default="process",
+                            help="where episodes run: a local process pool, or Ray (pip install 'minidebug[ray]')")
+    run_parser.add_argument("--ray-address", help="an existing Ray cluster, e.g. ray://head:10001 (default: local)")
     run_parser.add_argument("--out", type=Path, help="folder for JSONL trajectories and results.json")
     run_parser.add_argument("--model", help="llm agent: model name")
     run_parser.add_argument("--base-url", help="llm agent: OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
@@ -69,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     play_parser.add_argument("task", help="task folder path or bundled task name")
     play_parser.add_argument("--bash", action="store_true", help="also enable the bash tool")
     play_parser.set_defaults(handler=_play)
+
+    gc_parser = commands.add_parser("gc", help="remove episode dirs and processes left by a killed run")
+    gc_parser.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    gc_parser.set_defaults(handler=_gc)
     return parser
 
 
@@ -76,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (MinidebugError, ValueError) as exc:
+    except (MinidebugError, ValueError, RuntimeError) as exc:
         print(f"minidebug: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -97,21 +97,27 @@ def run(
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        exited_at: float | None = None
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                timed_out = True
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > 0.2:
-                break  # the leader is gone; something in its group holds the pipe open
-            wait = min(deadline - now, 0.05 if exited_at is not None else 0.5)
-            if selector.select(wait) and not reader.read(fd):
-                break  # EOF
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            exited_at: float | None = None
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    timed_out = True
+                    break
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = now
+                if exited_at is not None and now - exited_at > 0.2:
+                    break  # the leader is gone; something in its group holds the pipe open
+                wait = min(deadline - now, 0.05 if exited_at is not None else 0.5)
+                if selector.select(wait) and not reader.read(fd):
+                    break  # EOF
+    except BaseException:  # KeyboardInterrupt included: nothing of the command outlives this call
+        kill_group(proc.pid)
+        proc.stdout.close()
+        proc.wait()
+        raise
     kill_group(proc.pid)
     if timed_out:
         try:

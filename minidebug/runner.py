@@ -1,9 +1,8 @@
-"""Run episodes: one agent on one task, recorded as a trajectory."""
+"""Run one episode: an agent on a task, recorded as a JSONL trajectory."""
 
 from __future__ import annotations
 
 import fnmatch
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,12 +15,22 @@ from .task import Task, bundled_task_names, load_task
 class EpisodeResult:
     task: str
     agent: str
+    seed: int
     solved: bool
     reward: float
     steps: int
     tokens: int
     seconds: float
     error: str | None = None
+
+    @property
+    def id(self) -> str:
+        return episode_id(self.task, self.agent, self.seed)
+
+
+def episode_id(task: str, agent: str, seed: int) -> str:
+    """The name of an episode, and of its trajectory file (`<id>.jsonl`)."""
+    return f"{task}.{agent}.s{seed}"
 
 
 def select_tasks(selectors: Iterable[str] | None) -> list[Task]:
@@ -46,10 +55,14 @@ def select_tasks(selectors: Iterable[str] | None) -> list[Task]:
 
 
 def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = None,
-                agent_options: dict[str, Any] | None = None, **make_options: Any) -> EpisodeResult:
-    """Play one episode of `agent_name` on `task`; with out_dir, write `<task>.<agent>.jsonl` there.
+                agent_options: dict[str, Any] | None = None, seed: int = 0,
+                **make_options: Any) -> EpisodeResult:
+    """Play one episode of `agent_name` on `task`; with out_dir, write `<task>.<agent>.s<seed>.jsonl` there.
 
-    `agent_options` are the agent's constructor arguments (e.g. model and base_url for "llm")."""
+    `agent_options` are the agent's constructor arguments (e.g. model and base_url for "llm").
+    A failure inside the episode (a broken task, an agent error) is recorded in `error`, not raised;
+    KeyboardInterrupt closes the env and propagates.
+    """
     import minidebug
 
     from .agents import load_agent
@@ -57,14 +70,15 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
 
     started = time.monotonic()
     writer = None
-    reward, steps, solved, error = 0.0, 0, False, None
+    reward, steps, solved, error, tokens, diff = 0.0, 0, False, None, 0, ""
     with minidebug.make(task, **make_options) as env:
-        observation, info = env.reset(seed=0)
-        if out_dir is not None:
-            writer = TrajectoryWriter(Path(out_dir) / f"{task.name}.{agent_name}.jsonl", {
-                "task": task.name, "task_path": str(task.root), "task_hash": task.content_hash(), "agent": agent_name,
-                "limits": env.limits.model_dump(), "tools": list(env.tools), "observation": observation})
         try:
+            observation, info = env.reset(seed=seed)
+            if out_dir is not None:
+                writer = TrajectoryWriter(Path(out_dir) / f"{episode_id(task.name, agent_name, seed)}.jsonl", {
+                    "task": task.name, "task_path": str(task.root), "task_hash": task.content_hash(),
+                    "agent": agent_name, "seed": seed, "limits": env.limits.model_dump(), "tools": list(env.tools),
+                    "observation": observation})
             agent = load_agent(agent_name)(**(agent_options or {}))
             agent.start(env, observation, info)
             terminated = truncated = False
@@ -78,42 +92,12 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
                                  "reward": reward, "terminated": terminated, "truncated": truncated,
                                  "info": info, "seconds": round(time.monotonic() - step_started, 4)})
             solved = terminated and reward == 1.0
+            diff = env.diff()
         except Exception as exc:  # one broken episode must not end a whole run
             error = f"{exc.__class__.__name__}: {exc}"
-        result = EpisodeResult(task.name, agent_name, solved, reward, steps, env.budget.used,
+        tokens = env.budget.used
+        result = EpisodeResult(task.name, agent_name, seed, solved, reward, steps, tokens,
                                round(time.monotonic() - started, 3), error)
         if writer:
-            writer.finish({**asdict(result), "diff": env.diff()})
+            writer.finish({**asdict(result), "diff": diff})
     return result
-
-
-def run(tasks: list[Task], agent_name: str = "oracle", out_dir: Path | None = None,
-        agent_options: dict[str, Any] | None = None, **make_options: Any) -> list[EpisodeResult]:
-    """Run every task once; with out_dir, also write `results.json` there.
-
-    Raises:
-        ValueError: unknown agent name.
-    """
-    from .agents import load_agent
-
-    load_agent(agent_name)(**(agent_options or {}))  # bad options fail here, before any episode
-    results = [run_episode(task, agent_name, out_dir, agent_options, **make_options) for task in tasks]
-    if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        (Path(out_dir) / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n")
-    return results
-
-
-def format_table(results: list[EpisodeResult]) -> str:
-    """A per-task table and a total line."""
-    width = max([len(r.task) for r in results] + [4])
-    lines = [f"{'task':<{width}}  solved  steps  seconds", f"{'-' * width}  ------  -----  -------"]
-    for r in results:
-        mark = "yes" if r.solved else ("ERROR" if r.error else "no")
-        lines.append(f"{r.task:<{width}}  {mark:<6}  {r.steps:>5}  {r.seconds:>7.2f}")
-        if r.error:
-            lines.append(f"  {r.error}")
-    solved = sum(r.solved for r in results)
-    total_seconds = sum(r.seconds for r in results)
-    lines.append(f"{'total':<{width}}  {solved}/{len(results):<4}  {sum(r.steps for r in results):>5}  {total_seconds:>7.2f}")
-    return "\n".join(lines)

@@ -21,6 +21,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 BUNDLED_TASKS = Path(__file__).resolve().parent.parent / "tasks"
+SMOKE_TASKS = Path(__file__).resolve().parent / "smoke_tasks"  # tiny tasks shipped inside the package
 
 
 class Limits(BaseModel):
@@ -145,6 +146,11 @@ def bundled_task_names() -> list[str]:
     return sorted(p.name for p in BUNDLED_TASKS.iterdir() if (p / "task.toml").is_file())
 
 
+def smoke_task_paths() -> list[Path]:
+    """Folders of the smoke tasks shipped with the package (tiny, solved in seconds)."""
+    return sorted(p for p in SMOKE_TASKS.iterdir() if (p / "task.toml").is_file())
+
+
 def resolve_task_path(path_or_name: str | os.PathLike) -> Path:
     """A task folder path, or a bundled task name, to the folder's path.
 
@@ -155,8 +161,9 @@ def resolve_task_path(path_or_name: str | os.PathLike) -> Path:
     if path.is_dir():
         return path.resolve()
     name = str(path_or_name)
-    if "/" not in name and (BUNDLED_TASKS / name).is_dir():
-        return (BUNDLED_TASKS / name).resolve()
+    for folder in (BUNDLED_TASKS, SMOKE_TASKS):
+        if "/" not in name and name and (folder / name / "task.toml").is_file():
+            return (folder / name).resolve()
     names = bundled_task_names()
     close = difflib.get_close_matches(name, names, n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else (f"; bundled tasks: {', '.join(names)}" if names else "")

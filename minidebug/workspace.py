@@ -1,9 +1,10 @@
 """One episode's files: a git worktree of the task's base commit, reset in milliseconds.
 
 The layout of an episode's temp dir:
-    <tmp>/minidebug-XXXX/work-XXXX   the worktree the agent sees (unique name: git names worktrees by it)
-    <tmp>/minidebug-XXXX/home   HOME of the debugged program
-    <tmp>/minidebug-XXXX/tmp    TMPDIR of the debugged program
+    <tmp>/minidebug-ep-XXXX/work-XXXX   the worktree the agent sees (unique name: git names worktrees by it)
+    <tmp>/minidebug-ep-XXXX/home        HOME of the debugged program
+    <tmp>/minidebug-ep-XXXX/tmp         TMPDIR of the debugged program
+    <tmp>/minidebug-ep-XXXX/owner       pid and start time of the process that made it
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from .gitcmd import git
 from .locks import file_lock
 from .task import Task
 
-EPISODE_PREFIX = "minidebug-"
+EPISODE_PREFIX = "minidebug-ep-"
+OWNER_FILE = "owner"  # "<pid> <start time>" of the process that made the episode, for `minidebug gc`
 
 
 class Workspace:
@@ -40,6 +42,7 @@ class Workspace:
         try:
             self.home.mkdir()
             self.tmp.mkdir()
+            (self.dir / OWNER_FILE).write_text(f"{os.getpid()} {_own_start_time()}")
             with self._admin_lock():
                 git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
         except BaseException:
@@ -179,3 +182,8 @@ class Workspace:
     def _admin_lock(self):
         """Serialises worktree add/remove/prune on the shared bare repo across processes."""
         return file_lock(self.prepared.bare_repo.parent / "worktrees.lock")
+
+
+def _own_start_time() -> str:
+    with open("/proc/self/stat") as handle:
+        return handle.read().rsplit(")", 1)[1].split()[19]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 import minidebug
 
 
@@ -115,4 +117,13 @@ def descendants(pid: int | None = None) -> set[int]:
         for child in children.get(stack.pop(), []):
             found.add(child)
             stack.append(child)
-    return found
+    return {p for p in found if not _is_resource_tracker(p)}
+
+
+def _is_resource_tracker(pid: int) -> bool:
+    """multiprocessing's own helper, which lives as long as the test process: not ours to clean up."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return b"multiprocessing.resource_tracker" in handle.read()
+    except OSError:
+        return False

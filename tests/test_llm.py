@@ -8,7 +8,8 @@ import pytest
 
 from minidebug.agents.llm import LLMAgent
 from minidebug.errors import MinidebugError
-from minidebug.runner import run, run_episode
+from minidebug.cli import main
+from minidebug.runner import run_episode
 from minidebug.task import load_task
 
 
@@ -113,10 +114,10 @@ def test_auth_error_is_clear(server, calc_task, cache_dir):
     assert not result.solved and "refused the API key (HTTP 401)" in result.error
 
 
-def test_missing_key_or_model_fails_before_any_episode(calc_task, monkeypatch):
+def test_missing_key_or_model_fails_before_any_episode(calc_task, monkeypatch, capsys):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(MinidebugError, match="set OPENAI_API_KEY"):
-        run([load_task(calc_task)], "llm", None, {"model": "gpt"})
+    assert main(["run", "--tasks", str(calc_task), "--agent", "llm", "--model", "gpt"]) == 2
+    assert "set OPENAI_API_KEY" in capsys.readouterr().err
     with pytest.raises(MinidebugError, match="needs a model name"):
         LLMAgent(model="", base_url="http://127.0.0.1:1/v1")
 

@@ -7,7 +7,7 @@ import pytest
 from minidebug.agents.oracle import edits_for
 from minidebug.patch import parse_patch
 from minidebug.runner import run_episode, select_tasks
-from minidebug.task import bundled_task_names, load_task
+from minidebug.task import bundled_task_names, load_task, smoke_task_paths
 
 TWO_HUNKS = """\
 --- a/m.py
@@ -45,11 +45,11 @@ def test_parse_patch_rejects_garbage():
         parse_patch("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n")
 
 
-@pytest.mark.parametrize("name", bundled_task_names())
+@pytest.mark.parametrize("name", bundled_task_names() + [p.name for p in smoke_task_paths()])
 def test_oracle_solves_every_bundled_task(name, cache_dir, tmp_path):
     result = run_episode(load_task(name), "oracle", tmp_path, cache_dir=cache_dir)
     assert result.solved and result.error is None, result
-    records = [json.loads(line) for line in (tmp_path / f"{name}.oracle.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in (tmp_path / f"{name}.oracle.s0.jsonl").read_text().splitlines()]
     assert records[0]["type"] == "header" and records[-1]["type"] == "result"
     assert records[-1]["solved"] is True and records[-1]["diff"].startswith("diff --git")
     assert records[-2]["reward"] == 1.0
@@ -71,11 +71,12 @@ def test_cli_run_prints_a_table_and_writes_results(cache_dir, tmp_path):
     done = _cli("run", "--tasks", "sum_tree", "late_*", "--out", str(tmp_path / "out"), cache_dir=cache_dir)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["task", "solved", "steps", "seconds"]
-    assert lines[2].split()[:2] == ["sum_tree", "yes"] and lines[3].split()[:2] == ["late_handlers", "yes"]
-    assert lines[-1].split()[:2] == ["total", "2/2"]
+    assert lines[0].split() == ["task", "episodes", "solved", "rate", "steps", "tokens", "seconds"]
+    assert lines[2].split()[:4] == ["late_handlers", "1", "1", "100%"]
+    assert lines[3].split()[:4] == ["sum_tree", "1", "1", "100%"]
+    assert lines[-1].split()[:4] == ["total", "2", "2", "100%"]
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert [r["task"] for r in results] == ["sum_tree", "late_handlers"]
+    assert sorted(r["task"] for r in results) == ["late_handlers", "sum_tree"]
 
 
 def test_cli_errors_are_clear(cache_dir):

@@ -72,7 +72,7 @@ def test_parse_line_errors():
 def test_replay_of_a_recorded_episode_matches(calc_task, cache_dir, tmp_path):
     result = run_episode(load_task(calc_task), "oracle", tmp_path, cache_dir=cache_dir)
     assert result.solved
-    path = tmp_path / "calc.oracle.jsonl"
+    path = tmp_path / "calc.oracle.s0.jsonl"
     done = subprocess.run([sys.executable, "-m", "minidebug.cli", "replay", str(path)], capture_output=True,
                           text=True, env=_environ(cache_dir), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -81,7 +81,7 @@ def test_replay_of_a_recorded_episode_matches(calc_task, cache_dir, tmp_path):
 
 def test_replay_reports_differing_steps(calc_task, cache_dir, tmp_path):
     run_episode(load_task(calc_task), "oracle", tmp_path, cache_dir=cache_dir)
-    path = tmp_path / "calc.oracle.jsonl"
+    path = tmp_path / "calc.oracle.s0.jsonl"
     records = [json.loads(line) for line in path.read_text().splitlines()]
     records[1]["observation"] = records[1]["observation"].replace("a + b", "a * b")
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -94,7 +94,7 @@ def test_replay_reports_differing_steps(calc_task, cache_dir, tmp_path):
 def test_replay_agent_in_run(calc_task, cache_dir, tmp_path):
     run_episode(load_task(calc_task), "oracle", tmp_path / "first", cache_dir=cache_dir)
     result = run_episode(load_task(calc_task), "replay", tmp_path / "again",
-                         {"trajectory": tmp_path / "first" / "calc.oracle.jsonl"}, cache_dir=cache_dir)
+                         {"trajectory": tmp_path / "first" / "calc.oracle.s0.jsonl"}, cache_dir=cache_dir)
     assert result.solved and result.steps == 2
 
 
@@ -107,7 +107,7 @@ def test_pdb_and_eval_observations_replay_identically(calc_task, cache_dir, tmp_
     script.write_text("".join(json.dumps({"type": "step", "step": i + 1, "action": a}) + "\n"
                               for i, a in enumerate(actions)))
     run_episode(load_task(calc_task), "replay", tmp_path / "rec", {"trajectory": script}, cache_dir=cache_dir)
-    recorded = tmp_path / "rec" / "calc.replay.jsonl"
+    recorded = tmp_path / "rec" / "calc.replay.s0.jsonl"
     mismatches, warnings = replay(recorded, cache_dir=cache_dir)
     assert mismatches == [] and warnings == []
     observations = [json.loads(line).get("observation", "") for line in recorded.read_text().splitlines()]

@@ -20,6 +20,8 @@ class Debugger(pdb.Pdb):
 
     def __init__(self, *args, **kwargs):
         kwargs["readrc"] = False
+        # Never stop inside the debugger itself (a SIGINT handled mid-trace would otherwise land in bdb).
+        kwargs["skip"] = list(kwargs.get("skip") or []) + ["bdb", "pdb", "minidebug_pdb"]
         super().__init__(*args, **kwargs)
         self.use_rawinput = False
         self._restore(_BREAKS)

@@ -1,0 +1,63 @@
+"""A pytest plugin for testing agents in CI: fixtures `minidebug_task` and `minidebug_env`, and a marker.
+
+    import pytest
+
+    @pytest.mark.minidebug_tasks("smoke")          # once per built-in smoke task (or names / paths)
+    def test_my_agent_fixes_it(minidebug_env):
+        obs, info = minidebug_env.reset()
+        ...                                        # drive your agent
+        assert info["score"] == info["max_score"]
+
+Loaded automatically (entry point `pytest11`) wherever minidebug is installed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SMOKE = "smoke"
+
+
+def _expand(selectors) -> list[str]:
+    from minidebug.task import smoke_task_paths
+
+    expanded = []
+    for selector in selectors:
+        expanded += [str(p) for p in smoke_task_paths()] if selector == SMOKE else [str(selector)]
+    return expanded
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "minidebug_tasks(*tasks): run the test once per task (bundled names, folder paths, or 'smoke')")
+
+
+def pytest_generate_tests(metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("minidebug_tasks")
+    if marker is None:
+        return
+    if "minidebug_task" not in metafunc.fixturenames:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: the minidebug_tasks marker needs the "
+                                "minidebug_task or minidebug_env fixture")
+    tasks = _expand(marker.args or (SMOKE,))
+    ids = [task.rstrip("/").rsplit("/", 1)[-1] for task in tasks]
+    metafunc.parametrize("minidebug_task", tasks, indirect=True, ids=ids)
+
+
+@pytest.fixture
+def minidebug_task(request):
+    """The task under test: the marker's parameter, else the first smoke task."""
+    from minidebug.task import load_task
+
+    selector = getattr(request, "param", None) or _expand([SMOKE])[0]
+    return load_task(selector)
+
+
+@pytest.fixture
+def minidebug_env(minidebug_task):
+    """An env on `minidebug_task`, closed after the test (call reset() first)."""
+    import minidebug
+
+    env = minidebug.make(minidebug_task)
+    yield env
+    env.close()

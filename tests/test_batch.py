@@ -1,0 +1,117 @@
+"""Many episodes: process pool, resume, rerun-failed, Ctrl-C, SIGKILL + gc, and Ray."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from minidebug.batch import finished_results, plan, run_batch, select
+from minidebug.gc import collect
+from minidebug.task import load_task
+from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants
+
+BUNDLED = ["sum_tree", "late_handlers", "report_stats"]
+
+
+def _outcome(results):
+    return sorted((r.id, r.solved, r.steps, r.reward) for r in results)
+
+
+def test_pool_runs_tasks_by_seeds_and_writes_everything(cache_dir, tmp_path):
+    specs = plan([load_task(n) for n in BUNDLED], ["oracle"], range(2), make_options={"cache_dir": str(cache_dir)})
+    results = run_batch(specs, tmp_path, jobs=2)
+    assert _outcome(results) == sorted((f"{t}.oracle.s{s}", True, 2, 1.0) for t in BUNDLED for s in range(2))
+    records = json.loads((tmp_path / "results.json").read_text())
+    assert len(records) == 6 and all(r["solved"] for r in records)
+    assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == sorted(f"{s.id}.jsonl" for s in specs)
+    assert not descendants()
+
+
+def test_resume_and_rerun_failed(cache_dir, tmp_path):
+    specs = plan([load_task(n) for n in BUNDLED], ["oracle"], [0], make_options={"cache_dir": str(cache_dir)})
+    run_batch(specs[:2], tmp_path, jobs=1)
+    todo = select(specs, tmp_path, resume=True, rerun_failed=False)
+    assert [s.id for s in todo] == [specs[2].id]
+    run_batch(todo, tmp_path, jobs=1)
+    assert len(finished_results(tmp_path)) == 3
+    assert select(specs, tmp_path, resume=True, rerun_failed=False) == []
+    path = tmp_path / f"{specs[1].id}.jsonl"  # pretend this episode failed
+    lines = path.read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["solved"] = False
+    path.write_text("\n".join(lines[:-1] + [json.dumps(last)]) + "\n")
+    assert [s.id for s in select(specs, tmp_path, resume=False, rerun_failed=True)] == [specs[1].id]
+
+
+@pytest.fixture
+def slow_task(task_dir):
+    files = dict(CALC, **{"test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(120)\n"})
+    return task_dir(files, CALC_TOML, CALC_PATCH, name="slow")
+
+
+def _start_run(task, out, cache_dir, tmp):
+    env = {**os.environ, "MINIDEBUG_CACHE": str(cache_dir), "TMPDIR": str(tmp)}
+    cmd = [sys.executable, "-m", "minidebug.cli", "run", "--tasks", str(task), "--seeds", "2", "-j", "2",
+           "--out", str(out)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(list(tmp.glob("minidebug-ep-*"))) < 2:  # both episodes are in their eval
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(1.5)
+    return proc, env
+
+
+def test_ctrl_c_closes_running_episodes(slow_task, cache_dir, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc, _ = _start_run(slow_task, tmp_path / "out", cache_dir, tmp)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert list(tmp.glob("minidebug-ep-*")) == []
+    assert not [p for p in descendants(1) if _cwd_in(p, tmp)]
+
+
+def test_sigkill_then_gc_then_resume(slow_task, cache_dir, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "out"
+    proc, env = _start_run(slow_task, out, cache_dir, tmp)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    assert len(list(tmp.glob("minidebug-ep-*"))) == 2  # left behind, with pytest still sleeping inside
+    assert [p for p in descendants(1) if _cwd_in(p, tmp)]
+    removed = collect(temp_dir=tmp, cache_dir=cache_dir)
+    assert len(removed) == 2 and list(tmp.glob("minidebug-ep-*")) == []
+    time.sleep(0.2)
+    assert not [p for p in descendants(1) if _cwd_in(p, tmp)]
+    fast = Path(str(slow_task))
+    (fast / "repo" / "test_slow.py").write_text("def test_fast():\n    pass\n")
+    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "run", "--tasks", str(fast), "--seeds", "2",
+                           "-j", "2", "--out", str(out), "--resume"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(finished_results(out)) == 2
+
+
+def _cwd_in(pid, folder):
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd")).is_relative_to(folder)
+    except OSError:
+        return False
+
+
+def test_ray_backend_gives_the_same_results(cache_dir, tmp_path):
+    pytest.importorskip("ray", reason="the [ray] extra is part of the test extra; install it")
+    specs = plan([load_task(n) for n in BUNDLED[:2]], ["oracle"], [0], make_options={"cache_dir": str(cache_dir)})
+    with_pool = run_batch(specs, tmp_path / "pool", jobs=2)
+    with_ray = run_batch(specs, tmp_path / "ray", jobs=2, backend="ray")
+    assert _outcome(with_ray) == _outcome(with_pool)
+    assert len(finished_results(tmp_path / "ray")) == 2
