@@ -32,6 +32,13 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(r.solved for r in results) else 1
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from .integrations.mcp_server import main as serve
+
+    serve(args.task, bash=args.bash)
+    return 0
+
+
 def _gc(args: argparse.Namespace) -> int:
     from .gc import collect
 
@@ -96,6 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     play_parser.add_argument("task", help="task folder path or bundled task name")
     play_parser.add_argument("--bash", action="store_true", help="also enable the bash tool")
     play_parser.set_defaults(handler=_play)
+
+    mcp_parser = commands.add_parser("mcp", help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
+    mcp_parser.add_argument("task", help="task folder path or bundled task name")
+    mcp_parser.add_argument("--bash", action="store_true", help="also enable the bash tool")
+    mcp_parser.set_defaults(handler=_mcp)
 
     gc_parser = commands.add_parser("gc", help="remove episode dirs and processes left by a killed run")
     gc_parser.add_argument("--dry-run", action="store_true", help="only list what would be removed")

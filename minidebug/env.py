@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -58,7 +60,9 @@ class DebugEnv:
     """A debugging episode on one task: reset, step, close.
 
     Build one with `minidebug.make(...)`. Each env has its own worktree, so many envs
-    (of the same task or not) may run at once in threads or processes.
+    (of the same task or not) may run at once in threads or processes. One env's calls are
+    serialised by a lock, so sharing an env between threads is safe (if rarely useful);
+    `areset`/`astep`/`aclose` run the calls in a worker thread for asyncio callers.
     """
 
     def __init__(self, task: Task, limits: Limits, config: EnvConfig):
@@ -72,6 +76,7 @@ class DebugEnv:
         self._started = 0.0
         self._done = False
         self._closed = False
+        self._lock = threading.RLock()
 
     # -- Gymnasium vocabulary --------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -88,6 +93,10 @@ class DebugEnv:
             WorkspaceError: the worktree or venv could not be made.
             TaskError: the task's files are inconsistent.
         """
+        with self._lock:
+            return self._reset(seed)
+
+    def _reset(self, seed: int | None) -> tuple[str, dict[str, Any]]:
         if self._closed:
             raise MinidebugError("this env is closed; make a new one")
         fresh = self.workspace is None
@@ -120,6 +129,10 @@ class DebugEnv:
         Raises:
             MinidebugError: step() before reset() or after close().
         """
+        with self._lock:
+            return self._step(action)
+
+    def _step(self, action: ToolCall | dict | str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self.workspace is None or self._closed:
             raise MinidebugError("call reset() before step()" if not self._closed else "this env is closed")
         if self._done:
@@ -157,14 +170,26 @@ class DebugEnv:
 
     def close(self) -> None:
         """Stop every process of the episode and remove its worktree and temp dir. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        for tool in self.tools.values():
-            if hasattr(tool, "close"):
-                tool.close()
-        if self.workspace is not None:
-            self.workspace.close()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for tool in self.tools.values():
+                if hasattr(tool, "close"):
+                    tool.close()
+            if self.workspace is not None:
+                self.workspace.close()
+
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """`reset` for asyncio callers: runs in a worker thread."""
+        return await asyncio.to_thread(self.reset, seed=seed, options=options)
+
+    async def astep(self, action: ToolCall | dict | str):
+        """`step` for asyncio callers: runs in a worker thread."""
+        return await asyncio.to_thread(self.step, action)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
 
     def __enter__(self) -> DebugEnv:
         return self

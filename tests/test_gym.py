@@ -1,0 +1,38 @@
+"""The Gymnasium adapter passes gymnasium's own env checker."""
+
+import warnings
+
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium", reason="the [gym] extra is part of the test extra; install it")
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+from minidebug.integrations.gym import MinidebugGymEnv, printable  # noqa: E402
+
+
+def test_check_env_passes_without_warnings(calc_task, cache_dir):
+    env = MinidebugGymEnv(str(calc_task), cache_dir=cache_dir)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a checker warning is a failure here
+            check_env(env, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_registered_ids_and_an_episode(cache_dir):
+    env = gymnasium.make("minidebug.integrations.gym:minidebug/sum_tree", cache_dir=cache_dir)
+    try:
+        obs, info = env.reset(seed=0)
+        assert "wrong totals" in obs and env.observation_space.contains(obs)
+        obs, reward, terminated, truncated, info = env.step('{"name": "view", "arguments": {"path": "tree.py"}}')
+        assert "class Node" in obs and reward == 0.0
+        again, _ = env.reset(seed=0)
+        assert again == env.reset(seed=1)[0]  # deterministic: no timings or temp paths
+    finally:
+        env.close()
+    assert "minidebug/off_by_one" in gymnasium.registry
+
+
+def test_printable_replaces_other_characters():
+    assert printable("ok ü → done\n") == "ok ? ? done\n"
