@@ -1,6 +1,6 @@
 """A live `python -m pdb` session driven through pexpect.
 
-The prompt is `<marker>file:line<marker>` (see pdb_driver/minidebug_pdb.py), so one command costs one
+The prompt is `<marker>file:line<marker>` (see drivers/minidebug_pdb.py), so one command costs one
 round trip and the reply says where the program stands. Reading is capped, so a program that prints
 without end cannot exhaust memory, and every wait has a deadline.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import process
 
-DRIVER_DIR = Path(__file__).resolve().parent / "pdb_driver"
+DRIVER_DIR = Path(__file__).resolve().parent / "drivers"
 MAX_REPLY = 200_000  # characters of one reply kept (head and tail)
 
 

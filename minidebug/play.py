@@ -11,6 +11,8 @@ from .errors import ToolError
 PROMPT = "minidebug> "
 USAGE = {
     "pdb": "pdb COMMAND...            e.g. pdb b tree.py:14   pdb c   pdb p total",
+    "trace": "trace TARGET [MAX_CALLS [DEPTH]]   e.g. trace sum_tree   trace Node.add 5",
+    "inspect": "inspect AT [EXPR...]     e.g. inspect tree.py:14 node.value 'len(node.children)'",
     "view": "view PATH [START [END]]",
     "edit": "edit PATH START END      then the new lines, ended by a line with a single '.'",
     "listdir": "listdir [PATH [DEPTH]]",
@@ -43,6 +45,12 @@ def parse_line(line: str, read_more: Callable[[], str]) -> ToolCall:
         args = dict(zip(("path", "start", "end"), _typed(words, 1)))
     elif name == "listdir":
         args = dict(zip(("path", "depth"), _typed(words, 1)))
+    elif name == "trace":
+        args = dict(zip(("target", "max_calls", "depth"), _typed(words, 1)))
+    elif name == "inspect":
+        if not words:
+            raise ValueError(f"usage: {USAGE['inspect']}")
+        args = {"at": words[0], "expr": words[1:]} if len(words) > 1 else {"at": words[0]}
     elif name == "grep":
         args = dict(zip(("pattern", "path"), words))
     elif name == "edit":

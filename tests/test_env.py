@@ -111,7 +111,7 @@ def test_observations_hold_no_temp_paths(make_env, calc_task):
 def test_tool_schemas(make_env, calc_task):
     env = make_env(calc_task)
     openai = {s["function"]["name"]: s["function"] for s in env.tool_schemas("openai")}
-    assert set(openai) == {"pdb", "view", "listdir", "grep", "edit", "eval", "submit"}
+    assert set(openai) == {"pdb", "trace", "inspect", "view", "listdir", "grep", "edit", "eval", "submit"}
     view = openai["view"]["parameters"]
     assert view["additionalProperties"] is False and view["required"] == ["path", "start", "end"]
     assert view["properties"]["start"]["type"] == ["integer", "null"]

@@ -56,6 +56,9 @@ def test_play_in_a_terminal(calc_task, cache_dir):
     ("pdb b x.py:3, i > 2", ("pdb", {"command": "b x.py:3, i > 2"})),
     ('{"name": "eval"}', ("eval", {})),
     ("eval", ("eval", {})),
+    ("trace Node.add 5", ("trace", {"target": "Node.add", "max_calls": 5})),
+    ("inspect tree.py:14 node.value 'len(node.children)'",
+     ("inspect", {"at": "tree.py:14", "expr": ["node.value", "len(node.children)"]})),
 ])
 def test_parse_line(line, expected):
     call = parse_line(line, lambda: ".")

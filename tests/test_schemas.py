@@ -23,7 +23,9 @@ def test_openai_schemas_are_valid_in_strict_mode():
         assert parameters["type"] == "object" and parameters["additionalProperties"] is False
         assert parameters["required"] == list(parameters["properties"])  # strict: every property required
         for prop in parameters["properties"].values():
-            assert set(prop) <= {"type", "description"}  # no keywords strict mode rejects (default, title...)
+            assert set(prop) <= {"type", "description", "items"}  # no keywords strict mode rejects (default...)
+            if "array" in prop["type"]:
+                assert prop["items"] == {"type": "string"}
 
 
 def test_anthropic_schemas_are_valid_json_schema():
@@ -37,7 +39,8 @@ def test_anthropic_schemas_are_valid_json_schema():
 def test_a_strict_openai_call_with_nulls_validates_and_parses(tool):
     parameters = tool_schemas([tool], "openai")[0]["function"]["parameters"]
     sample = {"path": "a.py", "start": 1, "end": 2, "new_code": "x", "old": None, "new": None,
-              "pattern": "x", "regex": None, "depth": None, "command": "p x"}
+              "pattern": "x", "regex": None, "depth": None, "command": "p x", "target": "f", "max_calls": None,
+              "at": "exception", "expr": ["x"]}
     arguments = {name: sample.get(name) for name in parameters["properties"]}
     jsonschema.validate(arguments, parameters)
     tool.parse(arguments)

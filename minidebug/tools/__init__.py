@@ -17,9 +17,11 @@ TOOLS: dict[str, str] = {
     "submit": "minidebug.tools.evaluation:Submit",
     "bash": "minidebug.tools.bash:Bash",
     "pdb": "minidebug.tools.pdb:Pdb",
+    "trace": "minidebug.tools.probe:Trace",
+    "inspect": "minidebug.tools.probe:Inspect",
 }
 
-DEFAULT_TOOLS = ("pdb", "view", "listdir", "grep", "edit", "eval", "submit")
+DEFAULT_TOOLS = ("pdb", "trace", "inspect", "view", "listdir", "grep", "edit", "eval", "submit")
 
 
 def load_tool(name: str) -> Tool:

@@ -13,8 +13,12 @@ def _properties(tool: Tool) -> tuple[dict[str, Any], list[str]]:
     schema = tool.json_schema()
     properties, required = {}, list(schema.get("required", []))
     for name, prop in schema.get("properties", {}).items():
-        types = [option["type"] for option in prop.get("anyOf", [prop]) if "type" in option]
+        options = prop.get("anyOf", [prop])
+        types = [option["type"] for option in options if "type" in option]
         entry: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
+        for option in options:
+            if "items" in option:
+                entry["items"] = {"type": option["items"]["type"]}
         if "description" in prop:
             entry["description"] = prop["description"]
         properties[name] = entry
