@@ -174,9 +174,7 @@ class Trace(Probe):
 
     # -- sys.monitoring (3.12+) --
     def monitor(self):
-        mon = sys.monitoring
-        tool = 4
-        mon.use_tool_id(tool, "minidebug")
+        mon, tool = claim_monitoring()
         watched = mon.events.PY_RETURN | mon.events.PY_YIELD  # PY_UNWIND can only be global
 
         def on_start(code, offset):
@@ -262,9 +260,7 @@ class Inspect(Probe):
         return local
 
     def monitor(self):
-        mon = sys.monitoring
-        tool = 4
-        mon.use_tool_id(tool, "minidebug")
+        mon, tool = claim_monitoring()
 
         def on_start(code, offset):
             name, inside = self.rel(code.co_filename)
@@ -291,6 +287,13 @@ class Inspect(Probe):
 
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE")
+MONITORING_TOOL_ID = 4  # 0-2 and 5 are taken by convention (debugger, coverage, profiler, optimizer)
+
+
+def claim_monitoring():
+    """sys.monitoring and the tool id this probe registers its callbacks under."""
+    sys.monitoring.use_tool_id(MONITORING_TOOL_ID, "minidebug")
+    return sys.monitoring, MONITORING_TOOL_ID
 
 
 def main():
