@@ -44,11 +44,16 @@ def make(
     eval_timeout: float | None = None,
     pdb_timeout: float | None = None,
     command_timeout: float | None = None,
+    memory_mb: int | None = None,
+    cpu_seconds: int | None = None,
+    file_size_mb: int | None = None,
+    processes: int | None = None,
     max_seconds: float | None = None,
     tools: list[str] | tuple[str, ...] | None = None,
     bash: bool = False,
     terminate_on_success: bool = True,
     keep_breakpoints: bool = False,
+    sandbox: str | None = None,
     encoding: str | None = None,
     cache_dir: Any = None,
 ) -> DebugEnv:
@@ -58,11 +63,15 @@ def make(
         task: path of a task folder, name of a bundled task, or a `Task`.
         max_steps, max_tokens, observation_tokens, eval_timeout, pdb_timeout, command_timeout:
             override the task's `[limits]`.
+        memory_mb, cpu_seconds, file_size_mb, processes: resource limits of every process the agent's
+            actions start (defaults: 4096 MB, 600 s, 1024 MB, 256), overriding the task's `[limits]`.
         max_seconds: wall-clock budget of an episode.
         tools: the tools the agent may use (default: every tool except bash).
         bash: also enable the bash tool.
         terminate_on_success: end the episode when an eval passes every test.
         keep_breakpoints: keep pdb breakpoints across reset().
+        sandbox: None, "bwrap" (host read-only, only the episode and venv writable, no network), or
+            "auto" (bwrap where it is installed and works).
         encoding: tiktoken encoding for budgets (default: cl100k_base, offline).
         cache_dir: cache for bare repos and venvs.
 
@@ -80,10 +89,12 @@ def make(
 
     loaded = task if isinstance(task, Task) else load_task(task)
     overrides = {"max_steps": max_steps, "max_tokens": max_tokens, "observation_tokens": observation_tokens,
-                 "eval_timeout": eval_timeout, "pdb_timeout": pdb_timeout, "command_timeout": command_timeout}
+                 "eval_timeout": eval_timeout, "pdb_timeout": pdb_timeout, "command_timeout": command_timeout,
+                 "memory_mb": memory_mb, "cpu_seconds": cpu_seconds, "file_size_mb": file_size_mb,
+                 "processes": processes}
     overrides = {key: value for key, value in overrides.items() if value is not None}
     config: dict[str, Any] = {"terminate_on_success": terminate_on_success, "max_seconds": max_seconds,
-                              "keep_breakpoints": keep_breakpoints,
+                              "keep_breakpoints": keep_breakpoints, "sandbox": sandbox,
                               "cache_dir": cache_dir}
     if tools is not None:
         config["tools"] = tuple(tools)

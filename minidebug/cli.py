@@ -45,7 +45,7 @@ def _gc(args: argparse.Namespace) -> int:
     removed = collect(dry_run=args.dry_run)
     for line in removed:
         print(("would remove " if args.dry_run else "removed ") + line)
-    print(f"{len(removed)} episode dir(s) {'to remove' if args.dry_run else 'removed'}")
+    print(f"{len(removed)} leftover(s) {'to remove' if args.dry_run else 'removed'}")
     return 0
 
 

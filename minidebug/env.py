@@ -11,11 +11,12 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from . import cache
+from . import cache, sandbox
 from .budget import DEFAULT_ENCODING, Budget
 from .calls import ToolCall, ToolOutput
 from .errors import MinidebugError, ToolError
 from .evaluate import EvalResult, evaluate
+from .limits import Confinement
 from .task import Limits, Task
 from .tools import DEFAULT_TOOLS, TOOLS, load_tool, unknown_tool_message
 from .tools.base import Tool
@@ -36,6 +37,7 @@ class EnvConfig(BaseModel):
         cache_dir: where bare repos and venvs are cached (default: `$MINIDEBUG_CACHE` or the user cache dir).
         max_seconds: wall-clock budget of an episode (None: no limit).
         keep_breakpoints: keep pdb breakpoints across reset() (mapped back to the base files).
+        sandbox: None, "bwrap" (host read-only, no network) or "auto" (bwrap where it works).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -46,6 +48,14 @@ class EnvConfig(BaseModel):
     cache_dir: Optional[Path] = None
     max_seconds: Optional[float] = None
     keep_breakpoints: bool = False
+    sandbox: Optional[str] = None
+
+    @field_validator("sandbox")
+    @classmethod
+    def _sandbox(cls, value: Optional[str]) -> Optional[str]:
+        if value not in (None, "bwrap", "auto"):
+            raise ValueError(f"unknown sandbox {value!r}; choose None, 'bwrap' or 'auto'")
+        return value
 
     @field_validator("tools")
     @classmethod
@@ -71,6 +81,7 @@ class DebugEnv:
         self.config = config
         self.tools: dict[str, Tool] = {name: load_tool(name) for name in config.tools}
         self.workspace: Workspace | None = None
+        self.confinement: Confinement | None = None
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
         self._steps = 0
         self._started = 0.0
@@ -103,6 +114,12 @@ class DebugEnv:
         if fresh:
             prepared = cache.prepare(self.task, self.config.cache_dir)
             self.workspace = Workspace(self.task, prepared)
+            limits = self.limits
+            prefix = None
+            if sandbox.resolve(self.config.sandbox) == "bwrap":
+                prefix = sandbox.bwrap_prefix([self.workspace.dir, self.workspace.venv], self.workspace.root)
+            self.confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb,
+                                           limits.processes, prefix)
         for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
             if hasattr(tool, "reset"):
                 tool.reset(self, self.config.keep_breakpoints)
@@ -177,6 +194,8 @@ class DebugEnv:
             for tool in self.tools.values():
                 if hasattr(tool, "close"):
                     tool.close()
+            if self.confinement is not None:
+                self.confinement.close()  # whatever escaped its process group
             if self.workspace is not None:
                 self.workspace.close()
 
@@ -217,7 +236,7 @@ class DebugEnv:
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
     def evaluate(self) -> EvalResult:
         assert self.workspace is not None
-        return evaluate(self.workspace, self.task.eval_command, self.limits.eval_timeout)
+        return evaluate(self.workspace, self.task.eval_command, self.limits.eval_timeout, self.confinement)
 
     def file_edited(self, rel: str, before: str, after: str) -> None:
         for tool in self.tools.values():

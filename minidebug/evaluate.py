@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import process
+from .limits import Confinement
 from .workspace import Workspace
 
 _PLUGIN_DIR = Path(__file__).resolve().parent / "pytest_report"
@@ -42,7 +43,7 @@ class EvalResult:
         return f"{', '.join(parts) or 'no tests ran'} (score {self.score}/{self.max_score})"
 
 
-def evaluate(workspace: Workspace, command: list[str], timeout: float) -> EvalResult:
+def evaluate(workspace: Workspace, command: list[str], timeout: float, confinement: Confinement) -> EvalResult:
     """Run `command` in the worktree, hidden files put back for the run, read-only files restored first."""
     notes = []
     restored = workspace.restore_readonly()
@@ -56,13 +57,14 @@ def evaluate(workspace: Workspace, command: list[str], timeout: float) -> EvalRe
     env["MINIDEBUG_REPORT"] = str(report)
     placed = workspace.overlay_hidden()
     try:
-        completed = process.run(command, cwd=workspace.root, env=env, timeout=timeout)
+        completed = process.run(confinement.command(command), cwd=workspace.root, env=env, timeout=timeout,
+                                preexec=confinement.preexec())
     except OSError as exc:
         return EvalResult(0, 0, f"could not run {command[0]}: {exc}", notes=tuple(notes))
     finally:
         for path in placed:
             path.unlink(missing_ok=True)
-    output = completed.describe(timeout)
+    output = "\n".join(filter(None, [completed.describe(timeout), confinement.note(completed)]))
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -8,6 +8,7 @@ import signal
 import tempfile
 from pathlib import Path
 
+from .limits import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from .workspace import EPISODE_PREFIX, OWNER_FILE
 
 
@@ -46,6 +47,17 @@ def processes_inside(folder: Path) -> list[int]:
     return found
 
 
+def orphaned_cgroups() -> list[Path]:
+    """Episode pids cgroups whose owning process is gone."""
+    found = []
+    for root in CGROUP_ROOTS:
+        for cgroup in sorted(root.glob(f"{CGROUP_PREFIX}*")) if root.is_dir() else []:
+            owner = cgroup.name[len(CGROUP_PREFIX):].split("-")[0]
+            if owner.isdigit() and _process_start(int(owner)) is None:
+                found.append(cgroup)
+    return found
+
+
 def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run: bool = False) -> list[str]:
     """Remove orphaned episode dirs (killing processes still working in them) and prune worktree records.
 
@@ -70,6 +82,10 @@ def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run
             except ProcessLookupError:
                 pass
         shutil.rmtree(episode_dir, ignore_errors=True)
+    for cgroup in orphaned_cgroups():
+        done.append(f"{cgroup} (pids cgroup)")
+        if not dry_run:
+            PidsCgroup.existing(cgroup).close()
     tasks = Path(cache_dir or default_cache_dir()) / "tasks"
     for bare in sorted(tasks.glob("*/repo.git")) if tasks.is_dir() else []:
         if not dry_run:

@@ -15,8 +15,12 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import process
+
+if TYPE_CHECKING:
+    from .limits import Confinement
 
 DRIVER_DIR = Path(__file__).resolve().parent / "drivers"
 MAX_REPLY = 200_000  # characters of one reply kept (head and tail)
@@ -49,10 +53,11 @@ class PdbSession:
         python: the interpreter (the task's venv python).
         cwd, env: where and with what environment the program runs.
         breakpoints: breakpoints to set before the program starts.
+        confinement: the episode's resource limits and sandbox.
     """
 
     def __init__(self, argv: list[str], python: Path, cwd: Path, env: dict[str, str],
-                 breakpoints: list[Breakpoint]):
+                 breakpoints: list[Breakpoint], confinement: Confinement | None = None):
         import pexpect
 
         self.marker = f"\x1f<md{secrets.token_hex(6)}>"
@@ -61,9 +66,13 @@ class PdbSession:
         env["MINIDEBUG_PDB_MARKER"] = self.marker
         env["MINIDEBUG_PDB_BREAKS"] = json.dumps(
             [vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])
-        self.child = pexpect.spawn(str(python), ["-m", "minidebug_pdb", *argv], cwd=str(cwd), env=env,
+        command = [str(python), "-m", "minidebug_pdb", *argv]
+        if confinement is not None:
+            command = confinement.command(command)
+        self.child = pexpect.spawn(command[0], command[1:], cwd=str(cwd), env=env,
                                    encoding="utf-8", codec_errors="replace", echo=False,
-                                   dimensions=(50, 500), use_poll=True)
+                                   dimensions=(50, 500), use_poll=True,
+                                   preexec_fn=confinement.preexec() if confinement is not None else None)
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
         self._leftover = ""
         self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")

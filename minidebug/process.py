@@ -14,7 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 DEFAULT_MAX_OUTPUT = 1_000_000  # bytes kept from one run: head and tail halves
@@ -74,6 +74,7 @@ def run(
     env: Mapping[str, str],
     timeout: float,
     max_output: int = DEFAULT_MAX_OUTPUT,
+    preexec: Callable[[], None] | None = None,
 ) -> Completed:
     """Run argv to completion in its own process group; stdout and stderr merged.
 
@@ -90,6 +91,7 @@ def run(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=preexec,
     )
     reader = _CappedReader(max_output)
     timed_out = False

@@ -35,6 +35,10 @@ class Limits(BaseModel):
     eval_timeout: float = Field(60, gt=0)
     pdb_timeout: float = Field(10, gt=0)
     command_timeout: float = Field(30, gt=0)
+    memory_mb: int = Field(4096, gt=0)
+    cpu_seconds: int = Field(600, gt=0)
+    file_size_mb: int = Field(1024, gt=0)
+    processes: int = Field(256, gt=0)
 
 
 class TaskSpec(BaseModel):

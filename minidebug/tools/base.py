@@ -12,6 +12,7 @@ from ..errors import ToolError
 
 if TYPE_CHECKING:
     from ..evaluate import EvalResult
+    from ..limits import Confinement
     from ..task import Limits, Task
     from ..workspace import Workspace
 
@@ -24,6 +25,7 @@ class Episode(Protocol):
     task: Task
     workspace: Workspace
     limits: Limits
+    confinement: Confinement
 
     def evaluate(self) -> EvalResult: ...
 

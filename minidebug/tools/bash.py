@@ -22,8 +22,10 @@ class Bash(Tool):
         workspace = episode.workspace
         env = process.episode_environ(workspace.venv, workspace.home, workspace.tmp)
         timeout = episode.limits.command_timeout
-        completed = process.run(["bash", "-c", args.command], cwd=workspace.root, env=env, timeout=timeout)
-        text = completed.describe(timeout).rstrip()
+        argv = episode.confinement.command(["bash", "-c", args.command])
+        completed = process.run(argv, cwd=workspace.root, env=env, timeout=timeout,
+                                preexec=episode.confinement.preexec())
+        text = "\n".join(filter(None, [completed.describe(timeout).rstrip(), episode.confinement.note(completed)]))
         if completed.returncode not in (0, None):
             text += f"\n[exit code {completed.returncode}]"
         return text or "[no output]"

@@ -164,7 +164,7 @@ class Pdb(Tool):
         argv = pdb_arguments(episode.task.entrypoint)
         env = process.episode_environ(workspace.venv, workspace.home, workspace.tmp)
         self.session = PdbSession(argv, workspace.venv / "bin" / "python", workspace.root, env,
-                                  list(self.breakpoints.values()))
+                                  list(self.breakpoints.values()), episode.confinement)
         reply = self.session.read_reply(max(episode.limits.pdb_timeout, 30.0))
         if reply.status != "prompt":
             output = reply.output.strip()

@@ -29,12 +29,14 @@ def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
     env["PYTHONPATH"] = str(DRIVER_DIR)
     env["MINIDEBUG_PROBE"] = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
     timeout = episode.limits.eval_timeout
-    completed = process.run([str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv],
-                            cwd=workspace.root, env=env, timeout=timeout)
+    command = episode.confinement.command([str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv])
+    completed = process.run(command, cwd=workspace.root, env=env, timeout=timeout,
+                            preexec=episode.confinement.preexec())
+    output = "\n".join(filter(None, [completed.describe(timeout), episode.confinement.note(completed)]))
     try:
-        return json.loads(out.read_text(encoding="utf-8")), completed.describe(timeout)
+        return json.loads(out.read_text(encoding="utf-8")), output
     except (OSError, ValueError):
-        return None, completed.describe(timeout)
+        return None, output
     finally:
         out.unlink(missing_ok=True)
 

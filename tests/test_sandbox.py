@@ -1,0 +1,58 @@
+"""The bwrap sandbox: the host is read-only, the network is gone, and everything still works inside."""
+
+import socket
+
+import pytest
+
+from minidebug.sandbox import bwrap_works
+from minidebug.task import bundled_task_names, load_task
+from minidebug.runner import run_episode
+
+pytestmark = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed (.ci/run installs it)")
+
+
+@pytest.fixture
+def env(make_env, calc_task):
+    env = make_env(calc_task, bash=True, sandbox="bwrap", pdb_timeout=2)
+    env.reset()
+    return env
+
+
+def bash(env, command):
+    return env.step({"name": "bash", "arguments": {"command": command}})[0]
+
+
+def test_writes_outside_the_episode_fail(env, tmp_path):
+    outside = tmp_path / "outside.txt"
+    observation = bash(env, f"echo inside > inside.txt && cat inside.txt; echo x > {outside}; echo y > ~/home.txt; "
+                            "echo z > $TMPDIR/tmp.txt; ls ~ $TMPDIR")
+    assert "inside" in observation and "Read-only file system" in observation
+    assert not outside.exists()
+    assert "home.txt" in observation and "tmp.txt" in observation
+
+
+def test_no_network_not_even_loopback(env):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2); print('connected')"
+        observation = bash(env, f'python -c "{code}"')
+    finally:
+        server.close()
+    assert "connected" not in observation and ("ConnectionRefusedError" in observation or "OSError" in observation)
+
+
+def test_pdb_and_probes_work_inside(env):
+    assert "Breakpoint 1 at calc.py:2" in env.step({"name": "pdb", "arguments": {"command": "b calc.py:2"}})[0]
+    assert env.step({"name": "pdb", "arguments": {"command": "c"}})[0].endswith("[at calc.py:2] return a - b")
+    observation = env.step({"name": "pdb", "arguments": {"command": "p __import__('time').sleep(30)"}})[0]
+    assert "interrupted (SIGINT)" in observation or "killed" in observation
+    assert "a = 2" in env.step({"name": "inspect", "arguments": {"at": "calc.py:2", "expr": ["a"]}})[0]
+
+
+@pytest.mark.parametrize("name", bundled_task_names())
+def test_every_bundled_task_is_solved_inside(name, cache_dir):
+    result = run_episode(load_task(name), "oracle", None, cache_dir=cache_dir, sandbox="bwrap")
+    assert result.solved, result
