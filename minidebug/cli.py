@@ -32,6 +32,15 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(r.solved for r in results) else 1
 
 
+def _check(args: argparse.Namespace) -> int:
+    from .check import check_task, format_reports
+    from .runner import select_tasks
+
+    reports = [check_task(task, sandbox=args.sandbox) for task in select_tasks(args.tasks)]
+    print(format_reports(reports))
+    return 0 if all(r.ok for r in reports) else 1
+
+
 def _mcp(args: argparse.Namespace) -> int:
     from .integrations.mcp_server import main as serve
 
@@ -103,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     play_parser.add_argument("task", help="task folder path or bundled task name")
     play_parser.add_argument("--bash", action="store_true", help="also enable the bash tool")
     play_parser.set_defaults(handler=_play)
+
+    check_parser = commands.add_parser("check", help="prove tasks sound: the bug shows, the gold patch fixes it, ...")
+    check_parser.add_argument("tasks", nargs="*", metavar="PATH",
+                              help="task folders, bundled names or globs (default: all bundled)")
+    check_parser.add_argument("--sandbox", choices=["bwrap", "auto"], help="run the checks inside the sandbox")
+    check_parser.set_defaults(handler=_check)
 
     mcp_parser = commands.add_parser("mcp", help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
     mcp_parser.add_argument("task", help="task folder path or bundled task name")

@@ -94,11 +94,12 @@ class Task:
         solution: the gold patch, if the task ships one.
     """
 
-    def __init__(self, root: Path, spec: TaskSpec):
+    def __init__(self, root: Path, spec: TaskSpec, repo: Path | None = None, meta_files: tuple[str, ...] = ("task.toml",)):
         self.root = root
         self.name = root.name
         self.spec = spec
-        self.repo = root / "repo"
+        self.repo = repo if repo is not None else root / "repo"
+        self.meta_files = meta_files
         solution = root / "solution.patch"
         self.solution: Path | None = solution if solution.is_file() else None
         self.readonly = GlobSet(spec.readonly)
@@ -128,7 +129,8 @@ class Task:
     def content_hash(self) -> str:
         """A hash of everything that shapes the episode: task.toml, repo/ and the patch."""
         digest = hashlib.sha256()
-        digest.update((self.root / "task.toml").read_bytes())
+        for meta in self.meta_files:
+            digest.update((self.root / meta).read_bytes() if (self.root / meta).is_file() else b"-")
         for rel in self.repo_files():
             path = self.repo / rel
             digest.update(rel.encode() + b"\0")
@@ -182,6 +184,8 @@ def load_task(path_or_name: str | os.PathLike) -> Task:
     """
     root = resolve_task_path(path_or_name)
     toml_path = root / "task.toml"
+    if not toml_path.is_file() and is_debug_gym_folder(root):
+        return load_debug_gym_folder(root)
     if not toml_path.is_file():
         raise TaskError(f"{toml_path}: missing task.toml")
     try:
@@ -206,3 +210,39 @@ def _describe(exc: ValidationError) -> str:
             message = "unknown field"
         parts.append(f"field {field!r}: {message}")
     return "; ".join(parts)
+
+
+DEBUG_GYM_FILES = (".debugignore", ".debugreadonly")
+DEBUG_GYM_DESCRIPTION = "The tests in test.py fail. Find the bug in the code and fix it; do not change test.py."
+
+
+def is_debug_gym_folder(root: Path) -> bool:
+    """A folder in debug-gym's layout: code, test.py, and .debugignore / .debugreadonly."""
+    return (root / "test.py").is_file() and any((root / name).is_file() for name in DEBUG_GYM_FILES)
+
+
+def _patterns(path: Path) -> list[str]:
+    if not path.is_file():
+        return []
+    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def load_debug_gym_folder(root: Path) -> Task:
+    """Load a debug-gym folder as a task: `.debugignore` globs are hidden, `.debugreadonly` ones read-only
+    (both with gitignore semantics), test.py is read-only, and eval is `python -m pytest -sq test.py`.
+
+    Raises:
+        TaskError: a pattern file holds a bad glob.
+    """
+    try:
+        spec = TaskSpec(
+            description=DEBUG_GYM_DESCRIPTION,
+            eval="python -m pytest -sq test.py",
+            hidden=_patterns(root / ".debugignore") + list(DEBUG_GYM_FILES),
+            readonly=_patterns(root / ".debugreadonly") + ["/test.py"],
+            tags=["debug-gym"],
+        )
+    except ValidationError as exc:
+        raise TaskError(f"{root}/.debugignore or .debugreadonly: {_describe(exc)}") from None
+    return Task(root, spec, repo=root, meta_files=DEBUG_GYM_FILES)

@@ -1,0 +1,119 @@
+"""`minidebug check`: prove a task sound in fresh episodes, the way gymnasium's check_env checks an env."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .agents.oracle import OracleAgent
+from .patch import parse_patch
+from .task import Task
+
+CHECKS = ("fails", "oracle", "reset", "pdb", "hidden")
+
+
+@dataclass
+class CheckReport:
+    task: str
+    results: dict[str, str] = field(default_factory=dict)  # check -> "ok" or what went wrong
+
+    @property
+    def ok(self) -> bool:
+        return all(value == "ok" for value in self.results.values())
+
+
+def _first_changed_line(task: Task) -> tuple[str, int]:
+    for file_patch in parse_patch(task.solution.read_text(encoding="utf-8")):
+        if file_patch.old_path is None:
+            continue
+        for hunk in file_patch.hunks:
+            line = hunk.old_start
+            for text in hunk.lines:
+                if text.startswith("-"):
+                    return file_patch.old_path, line
+                if text.startswith(" "):
+                    line += 1
+    raise ValueError("the solution changes no existing line")
+
+
+def _solve(env: Any) -> float:
+    observation, info = env.reset()
+    agent = OracleAgent()
+    agent.start(env, observation, info)
+    reward, done = 0.0, False
+    while not done:
+        observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))
+        done = terminated or truncated
+    return reward
+
+
+def check_task(task: Task, **make_options: Any) -> CheckReport:
+    """Run every check on task; each check's failure is recorded, never raised."""
+    import minidebug
+
+    report = CheckReport(task.name)
+
+    def run(name: str, body: Callable[[], str]) -> None:
+        try:
+            report.results[name] = body()
+        except Exception as exc:  # a broken task must give a row, not a traceback
+            report.results[name] = f"{exc.__class__.__name__}: {exc}"
+
+    if task.solution is None:
+        report.results = {name: "no solution.patch" for name in CHECKS}
+        return report
+    with minidebug.make(task, terminate_on_success=False, max_steps=1000, **make_options) as env:
+
+        def fails() -> str:
+            env.reset()
+            _, reward, _, _, info = env.step({"name": "eval"})
+            return "ok" if reward < 1.0 else f"every test already passes ({info.get('score')}/{info.get('max_score')})"
+
+        def oracle() -> str:
+            reward = _solve(env)
+            return "ok" if reward == 1.0 else f"the gold patch scores {reward:.2f}"
+
+        def reset() -> str:
+            env.reset()
+            _, reward, *_ = env.step({"name": "eval"})
+            return "ok" if reward < 1.0 else "reset did not bring the bug back"
+
+        def pdb() -> str:
+            env.reset()
+            path, line = _first_changed_line(task)
+            env.step({"name": "pdb", "arguments": {"command": f"b {path}:{line}"}})
+            observation = env.step({"name": "pdb", "arguments": {"command": "c"}})[0]
+            return "ok" if observation.rstrip().splitlines()[-1].startswith(f"[at {path}:{line}]") else \
+                f"the entrypoint never stops at {path}:{line}"
+
+        def hidden() -> str:
+            env.reset()
+            names = [Path(rel).name for rel in env.workspace.prepared.hidden_files] + ["solution.patch"]
+            seen = []
+            listing = env.step({"name": "listdir", "arguments": {"depth": 20}})[0]
+            for name in names:
+                grep = env.step({"name": "grep", "arguments": {"pattern": name}})[0]
+                view = env.step({"name": "view", "arguments": {"path": name}})[0]
+                if name in listing.split() or not view.startswith("error:") or f"/{name}:" in grep or \
+                        grep.startswith(f"{name}:"):
+                    seen.append(name)
+            if (env.workspace.root / "solution.patch").exists():
+                seen.append("solution.patch (in the worktree)")
+            return "ok" if not seen else f"visible to the agent: {', '.join(seen)}"
+
+        for name, body in zip(CHECKS, (fails, oracle, reset, pdb, hidden)):
+            run(name, body)
+    return report
+
+
+def format_reports(reports: list[CheckReport]) -> str:
+    width = max([len(r.task) for r in reports] + [4])
+    lines = [f"{'task':<{width}}  " + "  ".join(f"{c:<6}" for c in CHECKS)]
+    for report in reports:
+        marks = "  ".join(f"{'ok' if report.results.get(c) == 'ok' else 'FAIL':<6}" for c in CHECKS)
+        lines.append(f"{report.task:<{width}}  {marks}")
+        lines += [f"  {c}: {report.results[c]}" for c in CHECKS if report.results.get(c) not in (None, "ok")]
+    passed = sum(r.ok for r in reports)
+    lines.append(f"{passed}/{len(reports)} tasks pass every check")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+from .invoice import total_cents

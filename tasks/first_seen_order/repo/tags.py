@@ -1,0 +1,2 @@
+def unique_tags(tags):
+    return list(set(tags))

@@ -1,0 +1,1 @@
+from .cart import Cart

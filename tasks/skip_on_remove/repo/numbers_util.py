@@ -1,0 +1,6 @@
+def drop_negatives(values):
+    result = list(values)
+    for value in result:
+        if value < 0:
+            result.remove(value)
+    return result

@@ -1,0 +1,1 @@
+from .convert import convert

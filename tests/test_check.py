@@ -1,0 +1,47 @@
+"""`minidebug check` over every bundled task, and on tasks built to fail each check."""
+
+import subprocess
+import sys
+
+import pytest
+
+from minidebug.check import check_task, format_reports
+from minidebug.task import bundled_task_names, load_task
+from tests.conftest import CALC, CALC_PATCH, CALC_TOML
+
+
+@pytest.mark.parametrize("name", bundled_task_names())
+def test_every_bundled_task_passes_every_check(name, cache_dir):
+    report = check_task(load_task(name), cache_dir=cache_dir)
+    assert report.ok, format_reports([report])
+
+
+def test_a_task_whose_tests_already_pass_fails_the_check(task_dir, cache_dir):
+    fixed = dict(CALC, **{"calc.py": CALC["calc.py"].replace("a - b", "a + b")})
+    patch = CALC_PATCH.replace("-    return a - b\n    +    return a + b", "-    return a + b\n    +    return a - b")
+    report = check_task(load_task(task_dir(fixed, CALC_TOML, patch)), cache_dir=cache_dir)
+    assert report.results["fails"].startswith("every test already passes")
+    assert report.results["oracle"] == "the gold patch scores 0.50"
+    assert not report.ok
+
+
+def test_hidden_leaks_are_caught(task_dir, cache_dir):
+    files = dict(CALC, **{"answer_key.py": "ANSWER = 'a + b'\n"})
+    report = check_task(load_task(task_dir(files, CALC_TOML + 'hidden = ["answer_key.py"]\n', CALC_PATCH)),
+                        cache_dir=cache_dir)
+    assert report.ok, format_reports([report])
+
+
+def test_cli_prints_a_table_and_fails_on_a_bad_task(task_dir, cache_dir):
+    fixed = dict(CALC, **{"calc.py": CALC["calc.py"].replace("a - b", "a + b")})
+    bad = task_dir(fixed, CALC_TOML, CALC_PATCH.replace("-    return a - b\n    +    return a + b",
+                                                         "-    return a + b\n    +    return a - b"), name="bad")
+    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "check", "off_by_one", str(bad)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "MINIDEBUG_CACHE": str(cache_dir)})
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["task", "fails", "oracle", "reset", "pdb", "hidden"]
+    assert lines[1].split() == ["off_by_one", "ok", "ok", "ok", "ok", "ok"]
+    assert lines[2].split()[:3] == ["bad", "FAIL", "FAIL"]
+    assert lines[-1] == "1/2 tasks pass every check"
