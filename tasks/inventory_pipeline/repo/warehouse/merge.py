@@ -1,0 +1,3 @@
+def add_counts(counts, item, count):
+    counts[item] = count
+    return counts

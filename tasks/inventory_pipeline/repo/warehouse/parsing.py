@@ -1,0 +1,3 @@
+def parse_line(line):
+    item, _, count = line.partition(":")
+    return item.strip(), int(count)

@@ -1,0 +1,1 @@
+from .store import load_names, save_names

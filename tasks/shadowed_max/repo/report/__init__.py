@@ -1,0 +1,1 @@
+from .summary import summary

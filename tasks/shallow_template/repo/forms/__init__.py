@@ -1,0 +1,1 @@
+from .fill import TEMPLATE, fill

@@ -1,0 +1,1 @@
+TEMPLATE = {"title": "Application", "contact": {"name": "", "email": ""}, "tags": []}
