@@ -54,17 +54,26 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     entry = cache_dir / "tasks" / f"{task.name}-{task.content_hash()}"
     marker = entry / COMPLETE_MARKER
+    source = task.spec.source
+    if source is not None:
+        task.repo = entry / "source"
     if not marker.exists():
         with file_lock(entry.with_suffix(".lock")):
             if not marker.exists():
                 shutil.rmtree(entry, ignore_errors=True)
                 try:
+                    if source is not None:
+                        _checkout_source(task, entry / "source")
                     _build_entry(task, entry)
                 except BaseException:
                     shutil.rmtree(entry, ignore_errors=True)
                     raise
     meta = json.loads(marker.read_text())
-    venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements)
+    if source is not None and source.setup:
+        venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements, setup=source.setup,
+                           setup_dir=task.repo, key_extra=task.content_hash())
+    else:
+        venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements)
     return PreparedTask(
         bare_repo=entry / "repo.git",
         base_commit=meta["base_commit"],
@@ -73,6 +82,23 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
         readonly_files=tuple(meta["readonly_files"]),
         venv=venv,
     )
+
+
+def _checkout_source(task: Task, target: Path) -> None:
+    """Clone `[source] git` at its commit into target and apply the test patch."""
+    source = task.spec.source
+    target.parent.mkdir(parents=True, exist_ok=True)
+    git(target.parent, "clone", "--quiet", "--no-checkout", source.git, str(target))
+    try:
+        git(target, "checkout", "--quiet", "--detach", source.commit)
+    except WorkspaceError as exc:
+        raise TaskError(f"{task.root / 'task.toml'}: field 'source.commit': {exc}") from None
+    if source.test_patch:
+        try:
+            git(target, "apply", str(task.root / source.test_patch))
+        except WorkspaceError as exc:
+            raise TaskError(f"{task.root / source.test_patch}: does not apply at {source.commit}: {exc}") from None
+    shutil.rmtree(target / ".git")
 
 
 def _build_entry(task: Task, entry: Path) -> None:

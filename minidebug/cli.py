@@ -41,6 +41,14 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
+def _import(args: argparse.Namespace) -> int:
+    from .importers import import_exercism
+
+    made = import_exercism(args.path, args.out)
+    print(f"{len(made)} task(s) written to {args.out}")
+    return 0
+
+
 def _mcp(args: argparse.Namespace) -> int:
     from .integrations.mcp_server import main as serve
 
@@ -118,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
                               help="task folders, bundled names or globs (default: all bundled)")
     check_parser.add_argument("--sandbox", choices=["bwrap", "auto"], help="run the checks inside the sandbox")
     check_parser.set_defaults(handler=_check)
+
+    import_parser = commands.add_parser("import", help="convert another task collection into task folders")
+    import_parser.add_argument("kind", choices=["exercism"], help="exercism: a local clone of exercism/python")
+    import_parser.add_argument("path", type=Path)
+    import_parser.add_argument("--out", type=Path, default=Path("tasks-exercism"), help="where the tasks go")
+    import_parser.set_defaults(handler=_import)
 
     mcp_parser = commands.add_parser("mcp", help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
     mcp_parser.add_argument("task", help="task folder path or bundled task name")

@@ -236,7 +236,9 @@ class DebugEnv:
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
     def evaluate(self) -> EvalResult:
         assert self.workspace is not None
-        return evaluate(self.workspace, self.task.eval_command, self.limits.eval_timeout, self.confinement)
+        spec = self.task.spec
+        return evaluate(self.workspace, self.task.eval_command, self.limits.eval_timeout, self.confinement,
+                        spec.fail_to_pass, spec.pass_to_pass)
 
     def file_edited(self, rel: str, before: str, after: str) -> None:
         for tool in self.tools.values():

@@ -43,16 +43,20 @@ class EvalResult:
         return f"{', '.join(parts) or 'no tests ran'} (score {self.score}/{self.max_score})"
 
 
-def evaluate(workspace: Workspace, command: list[str], timeout: float, confinement: Confinement) -> EvalResult:
-    """Run `command` in the worktree, hidden files put back for the run, read-only files restored first."""
+def evaluate(workspace: Workspace, command: list[str], timeout: float, confinement: Confinement,
+             fail_to_pass: list[str] | None = None, pass_to_pass: list[str] | None = None) -> EvalResult:
+    """Run `command` in the worktree, hidden files put back for the run, read-only files restored first.
+
+    With `fail_to_pass` (SWE-bench style), the score counts those tests that pass, and is 0 unless every
+    `pass_to_pass` test passes too; max_score is the number of fail_to_pass tests.
+    """
     notes = []
     restored = workspace.restore_readonly()
     if restored:
         notes.append(f"read-only files restored before eval: {', '.join(restored)}")
     report = workspace.tmp / "minidebug-report.json"
     report.unlink(missing_ok=True)
-    env = process.episode_environ(workspace.venv, workspace.home, workspace.tmp)
-    env["PYTHONPATH"] = str(_PLUGIN_DIR)
+    env = workspace.environ(_PLUGIN_DIR)
     env["PYTEST_ADDOPTS"] += " -p minidebug_report"
     env["MINIDEBUG_REPORT"] = str(report)
     placed = workspace.overlay_hidden()
@@ -75,6 +79,12 @@ def evaluate(workspace: Workspace, command: list[str], timeout: float, confineme
     errors = list(data.get("collect_errors", []))
     for nodeid in errors:
         tests.setdefault(nodeid, "error")
+    if fail_to_pass:
+        regressions = [t for t in pass_to_pass or [] if tests.get(t) != "passed"]
+        if regressions:
+            notes.append(f"{len(regressions)} pass_to_pass test(s) do not pass: {', '.join(regressions[:5])}")
+        score = 0 if regressions else sum(tests.get(t) == "passed" for t in fail_to_pass)
+        return EvalResult(score, len(fail_to_pass), output, tests, tuple(notes))
     scored = {k: v for k, v in tests.items() if v != "skipped"}
     score = 0 if errors else sum(v == "passed" for v in scored.values())
     return EvalResult(score, len(scored), output, tests, tuple(notes))

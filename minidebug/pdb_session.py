@@ -62,7 +62,6 @@ class PdbSession:
 
         self.marker = f"\x1f<md{secrets.token_hex(6)}>"
         env = dict(env)
-        env["PYTHONPATH"] = str(DRIVER_DIR)
         env["MINIDEBUG_PDB_MARKER"] = self.marker
         env["MINIDEBUG_PDB_BREAKS"] = json.dumps(
             [vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])

@@ -41,6 +41,17 @@ class Limits(BaseModel):
     processes: int = Field(256, gt=0)
 
 
+class Source(BaseModel):
+    """`[source]`: the project comes from a git repository at a commit instead of repo/."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    git: str = Field(min_length=1)
+    commit: str = Field(min_length=4)
+    setup: list[str] = []
+    test_patch: Optional[str] = None
+
+
 class TaskSpec(BaseModel):
     """The fields of task.toml."""
 
@@ -55,6 +66,9 @@ class TaskSpec(BaseModel):
     python: Optional[str] = None
     tags: list[str] = []
     limits: Limits = Limits()
+    source: Optional[Source] = None
+    fail_to_pass: list[str] = []
+    pass_to_pass: list[str] = []
 
     @field_validator("eval", "entrypoint")
     @classmethod
@@ -98,7 +112,8 @@ class Task:
         self.root = root
         self.name = root.name
         self.spec = spec
-        self.repo = repo if repo is not None else root / "repo"
+        # For a [source] task, the cache sets `repo` to its checkout of the commit.
+        self.repo = repo if repo is not None or spec.source is not None else root / "repo"
         self.meta_files = meta_files
         solution = root / "solution.patch"
         self.solution: Path | None = solution if solution.is_file() else None
@@ -131,6 +146,13 @@ class Task:
         digest = hashlib.sha256()
         for meta in self.meta_files:
             digest.update((self.root / meta).read_bytes() if (self.root / meta).is_file() else b"-")
+        source = self.spec.source
+        if source is not None:  # the commit pins the repository's files
+            if source.test_patch:
+                digest.update((self.root / source.test_patch).read_bytes())
+            if self.solution is not None:
+                digest.update(b"solution\0" + self.solution.read_bytes())
+            return digest.hexdigest()[:16]
         for rel in self.repo_files():
             path = self.repo / rel
             digest.update(rel.encode() + b"\0")
@@ -196,6 +218,10 @@ def load_task(path_or_name: str | os.PathLike) -> Task:
         spec = TaskSpec.model_validate(data)
     except ValidationError as exc:
         raise TaskError(f"{toml_path}: {_describe(exc)}") from None
+    if spec.source is not None:
+        if spec.source.test_patch and not (root / spec.source.test_patch).is_file():
+            raise TaskError(f"{toml_path}: field 'source.test_patch': no file {spec.source.test_patch!r}")
+        return Task(root, spec, repo=None)
     if not (root / "repo").is_dir():
         raise TaskError(f"{root / 'repo'}: missing repo/ folder")
     return Task(root, spec)

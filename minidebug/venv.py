@@ -66,17 +66,19 @@ def venv_key(python: str, requirements: Sequence[str]) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Sequence[str]) -> Path:
+def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Sequence[str],
+                setup: Sequence[str] = (), setup_dir: Path | None = None, key_extra: str = "") -> Path:
     """Return a ready virtualenv for these requirements, building it on first use.
 
-    Safe to call from many processes at once: building is guarded by a file lock.
+    Safe to call from many processes at once: building is guarded by a file lock. `setup` commands
+    (e.g. "pip install -e .") run after the requirements, in setup_dir, with the venv first on PATH.
 
     Raises:
         WorkspaceError: the interpreter is missing or pip failed (its output is in the message).
     """
     python = find_python(python_version)
     requirements = with_pytest(requirements)
-    venv = cache_dir / "venvs" / venv_key(python, requirements)
+    venv = cache_dir / "venvs" / (venv_key(python, requirements) + (f"-{key_extra}" if key_extra else ""))
     if (venv / COMPLETE_MARKER).exists():
         return venv
     venv.parent.mkdir(parents=True, exist_ok=True)
@@ -86,6 +88,7 @@ def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Seque
         shutil.rmtree(venv, ignore_errors=True)  # a build that died half-way
         try:
             _build(venv, python, requirements)
+            _setup(venv, setup, setup_dir)
         except BaseException:
             shutil.rmtree(venv, ignore_errors=True)
             raise
@@ -105,3 +108,15 @@ def _build(venv: Path, python: str, requirements: list[str]) -> None:
     if result.returncode != 0:
         output = (result.stdout + result.stderr).strip()[-4000:]
         raise WorkspaceError(f"pip install {' '.join(requirements)} failed:\n{output}")
+
+
+def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
+    import os
+    import shlex
+
+    env = dict(os.environ, VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}:{os.environ.get('PATH', '')}")
+    for command in commands:
+        result = subprocess.run(shlex.split(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+        if result.returncode != 0:
+            output = (result.stdout + result.stderr).strip()[-4000:]
+            raise WorkspaceError(f"setup command {command!r} failed:\n{output}")

@@ -61,6 +61,22 @@ class Workspace:
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir()
 
+    def environ(self, *python_paths: Path) -> dict[str, str]:
+        """The allowlisted environment for a program of this episode (see process.episode_environ).
+
+        python_paths go first on PYTHONPATH; for a `[source]` task the worktree (and its src/, if any)
+        follow, so that the project is imported from the worktree, not from what setup installed.
+        """
+        from .process import episode_environ
+
+        paths = [str(p) for p in python_paths]
+        if self.task.spec.source is not None:
+            paths += [str(self.root), str(self.root / "src")]
+        env = episode_environ(self.venv, self.home, self.tmp)
+        if paths:
+            env["PYTHONPATH"] = ":".join(paths)
+        return env
+
     def diff(self) -> str:
         """The unified diff of the worktree against the base commit, new files included."""
         git(self.root, "add", "--all", "--intent-to-add")

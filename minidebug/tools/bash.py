@@ -20,7 +20,7 @@ class Bash(Tool):
         if not args.command.strip():
             raise ToolError("bash: empty command")
         workspace = episode.workspace
-        env = process.episode_environ(workspace.venv, workspace.home, workspace.tmp)
+        env = workspace.environ()
         timeout = episode.limits.command_timeout
         argv = episode.confinement.command(["bash", "-c", args.command])
         completed = process.run(argv, cwd=workspace.root, env=env, timeout=timeout,

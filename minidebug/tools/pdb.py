@@ -9,9 +9,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from .. import process
 from ..errors import ToolError
-from ..pdb_session import Breakpoint, PdbSession, Reply
+from ..pdb_session import DRIVER_DIR, Breakpoint, PdbSession, Reply
 from .base import Arguments, Episode, Tool
 
 REFUSED = {
@@ -162,7 +161,7 @@ class Pdb(Tool):
         self._stop()
         workspace = episode.workspace
         argv = pdb_arguments(episode.task.entrypoint)
-        env = process.episode_environ(workspace.venv, workspace.home, workspace.tmp)
+        env = workspace.environ(DRIVER_DIR)
         self.session = PdbSession(argv, workspace.venv / "bin" / "python", workspace.root, env,
                                   list(self.breakpoints.values()), episode.confinement)
         reply = self.session.read_reply(max(episode.limits.pdb_timeout, 30.0))

@@ -25,8 +25,7 @@ def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
     argv = pdb_arguments(episode.task.entrypoint)
     out = workspace.tmp / "minidebug-probe.json"
     out.unlink(missing_ok=True)
-    env = process.episode_environ(workspace.venv, workspace.home, workspace.tmp)
-    env["PYTHONPATH"] = str(DRIVER_DIR)
+    env = workspace.environ(DRIVER_DIR)
     env["MINIDEBUG_PROBE"] = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
     timeout = episode.limits.eval_timeout
     command = episode.confinement.command([str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv])

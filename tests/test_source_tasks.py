@@ -1,0 +1,100 @@
+"""[source] tasks: a git repository at a commit, setup commands, a test patch, SWE-bench-style scoring."""
+
+import subprocess
+import textwrap
+
+import pytest
+
+import minidebug
+from minidebug.agents.oracle import OracleAgent
+
+
+def _git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A repository whose second commit introduced a bug; returns (repo, buggy commit)."""
+    repo = tmp_path / "upstream"
+    (repo / "src" / "mathlib").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "src" / "mathlib" / "__init__.py").write_text("from .ops import double, negate\n")
+    (repo / "src" / "mathlib" / "ops.py").write_text("def double(x):\n    return 2 * x\n\n\ndef negate(x):\n    return -x\n")
+    (repo / "tests" / "test_ops.py").write_text(textwrap.dedent("""\
+        import six
+        from mathlib import negate
+
+        def test_negate():
+            assert negate(3) == -3 and six.PY3
+        """))
+    _git(repo, "init", "-q")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    (repo / "src" / "mathlib" / "ops.py").write_text("def double(x):\n    return x + x + 1\n\n\ndef negate(x):\n    return -x\n")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "faster double")
+    return repo, _git(repo, "rev-parse", "HEAD")
+
+
+def _task(tmp_path, repo, commit):
+    task = tmp_path / "double_bug"
+    task.mkdir()
+    (task / "tests.patch").write_text(textwrap.dedent("""\
+        --- /dev/null
+        +++ b/tests/test_double.py
+        @@ -0,0 +1,4 @@
+        +from mathlib import double
+        +
+        +def test_double():
+        +    assert double(4) == 8
+        """))
+    (task / "solution.patch").write_text(textwrap.dedent("""\
+        --- a/src/mathlib/ops.py
+        +++ b/src/mathlib/ops.py
+        @@ -1,3 +1,3 @@
+         def double(x):
+        -    return x + x + 1
+        +    return 2 * x
+        \x20
+        """))
+    (task / "task.toml").write_text(textwrap.dedent(f"""\
+        description = "double(4) gives 9."
+        eval = "python -m pytest -q tests"
+        readonly = ["tests/**"]
+        fail_to_pass = ["tests/test_double.py::test_double"]
+        pass_to_pass = ["tests/test_ops.py::test_negate"]
+
+        [source]
+        git = "{repo}"
+        commit = "{commit}"
+        setup = ["pip install --quiet six==1.16.0"]
+        test_patch = "tests.patch"
+        """))
+    return task
+
+
+def test_source_task_scores_like_swe_bench(project, tmp_path, cache_dir):
+    repo, commit = project
+    with minidebug.make(_task(tmp_path, repo, commit), cache_dir=cache_dir, terminate_on_success=False) as env:
+        env.reset()
+        assert (env.workspace.root / "tests" / "test_double.py").exists() and not (env.workspace.root / ".git").is_dir()
+        _, reward, _, _, info = env.step({"name": "eval"})
+        assert (reward, info["score"], info["max_score"]) == (0.0, 0, 1)
+        env.step({"name": "edit", "arguments": {"path": "src/mathlib/ops.py", "old": "-x", "new": "x"}})
+        env.step({"name": "edit", "arguments": {"path": "src/mathlib/ops.py", "old": "x + x + 1", "new": "2 * x"}})
+        observation, reward, *_ = env.step({"name": "eval"})
+        assert reward == 0.0 and "pass_to_pass test(s) do not pass: tests/test_ops.py::test_negate" in observation
+        env.reset()
+        observation, info = env.reset()
+        agent = OracleAgent()
+        agent.start(env, observation, info)
+        for _ in range(3):
+            observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))
+        assert reward == 1.0 and info["score"] == 1
+
+
+def test_bad_commit_is_a_task_error(project, tmp_path, cache_dir):
+    repo, _ = project
+    with minidebug.make(_task(tmp_path, repo, "0" * 40), cache_dir=cache_dir) as env:
+        with pytest.raises(minidebug.TaskError, match="source.commit"):
+            env.reset()
