@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import process
 from .limits import Confinement
 from .workspace import Workspace
 
@@ -61,14 +60,12 @@ def evaluate(workspace: Workspace, command: list[str], timeout: float, confineme
     env["MINIDEBUG_REPORT"] = str(report)
     placed = workspace.overlay_hidden()
     try:
-        completed = process.run(confinement.command(command), cwd=workspace.root, env=env, timeout=timeout,
-                                preexec=confinement.preexec())
+        completed, output = confinement.run(command, cwd=workspace.root, env=env, timeout=timeout)
     except OSError as exc:
         return EvalResult(0, 0, f"could not run {command[0]}: {exc}", notes=tuple(notes))
     finally:
         for path in placed:
             path.unlink(missing_ok=True)
-    output = "\n".join(filter(None, [completed.describe(timeout), confinement.note(completed)]))
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -9,17 +9,8 @@ import tempfile
 from pathlib import Path
 
 from .limits import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
+from .process import start_time
 from .workspace import EPISODE_PREFIX, OWNER_FILE
-
-
-def _process_start(pid: int) -> str | None:
-    """The start time of a live process (None if it is gone or a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] in ("Z", "X") else fields[19]
 
 
 def owner_alive(episode_dir: Path) -> bool:
@@ -30,7 +21,7 @@ def owner_alive(episode_dir: Path) -> bool:
         pid, start = (episode_dir / OWNER_FILE).read_text().split()
     except (OSError, ValueError):
         return False
-    return _process_start(int(pid)) == start
+    return start_time(int(pid)) == start
 
 
 def processes_inside(folder: Path) -> list[int]:
@@ -53,7 +44,7 @@ def orphaned_cgroups() -> list[Path]:
     for root in CGROUP_ROOTS:
         for cgroup in sorted(root.glob(f"{CGROUP_PREFIX}*")) if root.is_dir() else []:
             owner = cgroup.name[len(CGROUP_PREFIX):].split("-")[0]
-            if owner.isdigit() and _process_start(int(owner)) is None:
+            if owner.isdigit() and start_time(int(owner)) is None:
                 found.append(cgroup)
     return found
 

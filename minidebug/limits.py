@@ -16,6 +16,7 @@ import time
 import uuid
 from pathlib import Path
 
+from . import process
 from .process import Completed
 
 PR_SET_PDEATHSIG = 1
@@ -64,6 +65,11 @@ class Confinement:
                 pass
 
         return apply
+
+    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> tuple[Completed, str]:
+        """Run argv confined (sandbox, limits); returns the result and its output with any limit named."""
+        completed = process.run(self.command(argv), cwd=cwd, env=env, timeout=timeout, preexec=self.preexec())
+        return completed, "\n".join(filter(None, [completed.describe(timeout), self.note(completed)]))
 
     def note(self, completed: Completed) -> str:
         """A line naming the resource limit a run ran into, or ''."""

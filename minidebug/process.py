@@ -180,3 +180,13 @@ class _CappedReader:
         if self.dropped:
             return f"{head}\n[... {self.dropped} bytes of output dropped ...]\n{tail}"
         return head + tail
+
+
+def start_time(pid: int | str = "self") -> str | None:
+    """A live process's start time from /proc (None if it is gone, a zombie, or /proc is missing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]

@@ -18,6 +18,7 @@ from .cache import PreparedTask
 from .errors import ToolError, WorkspaceError
 from .gitcmd import git
 from .locks import file_lock
+from .process import start_time
 from .task import Task
 
 EPISODE_PREFIX = "minidebug-ep-"
@@ -42,7 +43,7 @@ class Workspace:
         try:
             self.home.mkdir()
             self.tmp.mkdir()
-            (self.dir / OWNER_FILE).write_text(f"{os.getpid()} {_own_start_time()}")
+            (self.dir / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")
             with self._admin_lock():
                 git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
         except BaseException:
@@ -198,8 +199,3 @@ class Workspace:
     def _admin_lock(self):
         """Serialises worktree add/remove/prune on the shared bare repo across processes."""
         return file_lock(self.prepared.bare_repo.parent / "worktrees.lock")
-
-
-def _own_start_time() -> str:
-    with open("/proc/self/stat") as handle:
-        return handle.read().rsplit(")", 1)[1].split()[19]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .. import process
 from ..errors import ToolError
 from .base import Arguments, Episode, Tool
 
@@ -22,10 +21,9 @@ class Bash(Tool):
         workspace = episode.workspace
         env = workspace.environ()
         timeout = episode.limits.command_timeout
-        argv = episode.confinement.command(["bash", "-c", args.command])
-        completed = process.run(argv, cwd=workspace.root, env=env, timeout=timeout,
-                                preexec=episode.confinement.preexec())
-        text = "\n".join(filter(None, [completed.describe(timeout).rstrip(), episode.confinement.note(completed)]))
+        completed, text = episode.confinement.run(["bash", "-c", args.command], cwd=workspace.root, env=env,
+                                                  timeout=timeout)
+        text = text.rstrip()
         if completed.returncode not in (0, None):
             text += f"\n[exit code {completed.returncode}]"
         return text or "[no output]"

@@ -247,12 +247,10 @@ class Pdb(Tool):
             return text.strip("\n") or "[no output]"
         file, line = location
         rel = self._rel(episode, file)
+        path = episode.workspace.path(rel) if rel is not None else Path(file)
         source = ""
-        if rel is not None and episode.workspace.path(rel).is_file():
-            lines = episode.workspace.path(rel).read_text(encoding="utf-8", errors="replace").splitlines()
-            source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-        elif Path(file).is_file():
-            lines = Path(file).read_text(encoding="utf-8", errors="replace").splitlines()
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         where = f"[at {rel or file}:{line}] {source}".rstrip()
         return f"{text.strip(chr(10))}\n{where}".lstrip("\n")

@@ -9,7 +9,6 @@ from typing import Optional
 
 from pydantic import Field
 
-from .. import process
 from ..errors import ToolError
 from ..pdb_session import DRIVER_DIR
 from .base import Arguments, Episode, Tool
@@ -28,10 +27,8 @@ def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
     env = workspace.environ(DRIVER_DIR)
     env["MINIDEBUG_PROBE"] = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
     timeout = episode.limits.eval_timeout
-    command = episode.confinement.command([str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv])
-    completed = process.run(command, cwd=workspace.root, env=env, timeout=timeout,
-                            preexec=episode.confinement.preexec())
-    output = "\n".join(filter(None, [completed.describe(timeout), episode.confinement.note(completed)]))
+    _, output = episode.confinement.run([str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv],
+                                        cwd=workspace.root, env=env, timeout=timeout)
     try:
         return json.loads(out.read_text(encoding="utf-8")), output
     except (OSError, ValueError):
