@@ -14,7 +14,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .calls import ToolCall, ToolOutput
-from .errors import BudgetExceeded, MinidebugError, TaskError, ToolError, WorkspaceError
+from .errors import MinidebugError, TaskError, ToolError, WorkspaceError
 
 if TYPE_CHECKING:
     from .env import DebugEnv
@@ -26,7 +26,7 @@ _LAZY = {"DebugEnv": "minidebug.env", "EnvConfig": "minidebug.env", "Task": "min
          "Limits": "minidebug.task", "load_task": "minidebug.task"}
 
 __all__ = ["make", "load_task", "DebugEnv", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits",
-           "MinidebugError", "TaskError", "WorkspaceError", "ToolError", "BudgetExceeded"]
+           "MinidebugError", "TaskError", "WorkspaceError", "ToolError"]
 
 
 def __getattr__(name: str) -> Any:
@@ -53,7 +53,7 @@ def make(
     bash: bool = False,
     terminate_on_success: bool = True,
     keep_breakpoints: bool = False,
-    sandbox: str | None = None,
+    sandbox: str | None = "auto",
     encoding: str | None = None,
     cache_dir: Any = None,
 ) -> DebugEnv:
@@ -70,8 +70,11 @@ def make(
         bash: also enable the bash tool.
         terminate_on_success: end the episode when an eval passes every test.
         keep_breakpoints: keep pdb breakpoints across reset().
-        sandbox: None, "bwrap" (host read-only, only the episode and venv writable, no network), or
-            "auto" (bwrap where it is installed and works).
+        sandbox: "auto" (the default: bwrap where it works; else no sandbox, with a warning naming what
+            is lost), "bwrap" (raises WorkspaceError where bwrap cannot run), "landlock" (the file-system
+            part only, for machines without user namespaces; raises where it cannot run) or None.
+            Inside bwrap a program sees the system folders, its interpreter and the task's venv
+            read-only, its own worktree, HOME and TMPDIR writable, a private /tmp, and no network.
         encoding: tiktoken encoding for budgets (default: cl100k_base, offline).
         cache_dir: cache for bare repos and venvs.
 
@@ -80,6 +83,7 @@ def make(
 
     Raises:
         TaskError: the task cannot be found or is malformed.
+        WorkspaceError: sandbox="bwrap" or "landlock" and it cannot run here.
         ValueError: a bad option (e.g. an unknown tool name).
     """
     from pydantic import ValidationError
@@ -110,4 +114,8 @@ def make(
         env_config = EnvConfig(**config)
     except ValidationError as exc:
         raise ValueError(str(exc)) from None
+    if env_config.sandbox in ("bwrap", "landlock"):
+        from .sandbox import resolve
+
+        resolve(env_config.sandbox)  # fail at make(), not at the first reset()
     return DebugEnv(loaded, limits, env_config)

@@ -1,4 +1,4 @@
-"""Token budgets (DESIGN §6): counting with tiktoken, offline, and cutting long observations."""
+"""Token budgets: counting with tiktoken, offline, and cutting long observations."""
 
 from __future__ import annotations
 

@@ -6,9 +6,11 @@ a stale entry; building is guarded by file locks, so many processes may share th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,8 @@ from .venv import ensure_venv
 
 BASE_REF = "refs/minidebug/base"
 COMPLETE_MARKER = "minidebug-complete.json"
+LAYOUT = "v2"  # bumped whenever what an entry holds changes, so that old entries are never reused
+DRIVER_SOURCES = Path(__file__).resolve().parent / "drivers"
 
 
 def default_cache_dir() -> Path:
@@ -36,12 +40,15 @@ def default_cache_dir() -> Path:
 class PreparedTask:
     """A task's cached parts, ready for worktrees to be made from."""
 
+    entry: Path
     bare_repo: Path
     base_commit: str
-    hidden_dir: Path
+    eval_base: Path  # the base commit's files plus the hidden files: what every eval tree starts from
     hidden_files: tuple[str, ...]
     readonly_files: tuple[str, ...]
+    test_files: tuple[str, ...]  # the base's files that pytest collects by default (test_*.py, *_test.py)
     venv: Path
+    drivers: Path  # a folder holding only minidebug's driver scripts, for the programs' PYTHONPATH
 
 
 def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
@@ -52,7 +59,7 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
         WorkspaceError: git, virtualenv or pip failed.
     """
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    entry = cache_dir / "tasks" / f"{task.name}-{task.content_hash()}"
+    entry = cache_dir / "tasks" / f"{task.name}-{task.content_hash()}-{LAYOUT}"
     marker = entry / COMPLETE_MARKER
     source = task.spec.source
     if source is not None:
@@ -75,13 +82,37 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
     else:
         venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements)
     return PreparedTask(
+        entry=entry,
         bare_repo=entry / "repo.git",
         base_commit=meta["base_commit"],
-        hidden_dir=entry / "hidden",
+        eval_base=entry / "eval-base",
         hidden_files=tuple(meta["hidden_files"]),
         readonly_files=tuple(meta["readonly_files"]),
+        test_files=tuple(meta["test_files"]),
         venv=venv,
+        drivers=install_drivers(cache_dir),
     )
+
+
+def install_drivers(cache_dir: Path) -> Path:
+    """A folder in the cache with a copy of the driver scripts and nothing else (made once per version)."""
+    sources = sorted(DRIVER_SOURCES.glob("*.py"))
+    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in sources)).hexdigest()[:16]
+    target = cache_dir / "drivers" / digest
+    if not target.is_dir():
+        staging = Path(tempfile.mkdtemp(prefix="drivers-", dir=_made(cache_dir / "drivers")))
+        for source in sources:
+            shutil.copy(source, staging / source.name)
+        try:
+            staging.rename(target)
+        except OSError:  # another process put it there first
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _made(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _checkout_source(task: Task, target: Path) -> None:
@@ -121,16 +152,25 @@ def _build_entry(task: Task, entry: Path) -> None:
     tree = git(task.repo, "write-tree", env=index_env).strip()
     commit = git(bare, "commit-tree", tree, "-m", f"{task.name}: base", env={"GIT_DIR": str(bare)}).strip()
     git(bare, "update-ref", BASE_REF, commit, env={"GIT_DIR": str(bare)})
+    eval_base = entry / "eval-base"
+    git(task.repo, "checkout-index", "--all", f"--prefix={eval_base}/", env=index_env)
+    eval_base.mkdir(exist_ok=True)
     (entry / "base.index").unlink()
     for rel in hidden:
-        target = entry / "hidden" / rel
+        target = eval_base / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(task.repo / rel, target, follow_symlinks=False)
     if task.solution is not None:
         _check_solution(task, bare, commit, entry)
     (entry / COMPLETE_MARKER).write_text(
-        json.dumps({"base_commit": commit, "hidden_files": hidden, "readonly_files": readonly})
+        json.dumps({"base_commit": commit, "hidden_files": hidden, "readonly_files": readonly,
+                    "test_files": [f for f in visible if _is_test_file(f)]})
     )
+
+
+def _is_test_file(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def _check_solution(task: Task, bare: Path, commit: str, entry: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .agents.oracle import OracleAgent
+from .counted import gold_failures
 from .patch import parse_patch
 from .task import Task
 
@@ -72,7 +73,11 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
 
         def oracle() -> str:
             reward = _solve(env)
-            return "ok" if reward == 1.0 else f"the gold patch scores {reward:.2f}"
+            if reward != 1.0:
+                return f"the gold patch scores {reward:.2f}"
+            failing = gold_failures(env.workspace.prepared)
+            return "ok" if not failing else \
+                f"the gold patch leaves {len(failing)} test(s) failing (not counted): {', '.join(failing[:5])}"
 
         def reset() -> str:
             env.reset()

@@ -1,4 +1,4 @@
-"""DebugEnv: one debugging episode with Gymnasium's vocabulary (DESIGN §4)."""
+"""DebugEnv: one debugging episode with Gymnasium's vocabulary."""
 
 from __future__ import annotations
 
@@ -7,19 +7,23 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from . import cache, sandbox
+from . import cache, sandbox, venvguard
+from .cache import PreparedTask
+from .counted import counted_tests, test_files
 from .budget import DEFAULT_ENCODING, Budget
 from .calls import ToolCall, ToolOutput
-from .errors import MinidebugError, ToolError
-from .evaluate import EvalResult, evaluate
+from .errors import MinidebugError, TaskError, ToolError, WorkspaceError
+from .evaluate import EvalResult, PytestRun, drop_scratch, run_pytest, score, scratch_dir
+from .evaltree import eval_tree
 from .limits import Confinement
 from .task import Limits, Task
 from .tools import DEFAULT_TOOLS, TOOLS, load_tool, unknown_tool_message
 from .tools.base import Tool
+from .venv import invalidate
 from .workspace import Workspace
 
 
@@ -37,7 +41,8 @@ class EnvConfig(BaseModel):
         cache_dir: where bare repos and venvs are cached (default: `$MINIDEBUG_CACHE` or the user cache dir).
         max_seconds: wall-clock budget of an episode (None: no limit).
         keep_breakpoints: keep pdb breakpoints across reset() (mapped back to the base files).
-        sandbox: None, "bwrap" (host read-only, no network) or "auto" (bwrap where it works).
+        sandbox: "auto" (bwrap, else Landlock, else none with a warning), "bwrap" or "landlock" (never
+            without it), or None.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -48,14 +53,7 @@ class EnvConfig(BaseModel):
     cache_dir: Optional[Path] = None
     max_seconds: Optional[float] = None
     keep_breakpoints: bool = False
-    sandbox: Optional[str] = None
-
-    @field_validator("sandbox")
-    @classmethod
-    def _sandbox(cls, value: Optional[str]) -> Optional[str]:
-        if value not in (None, "bwrap", "auto"):
-            raise ValueError(f"unknown sandbox {value!r}; choose None, 'bwrap' or 'auto'")
-        return value
+    sandbox: Optional[Literal["auto", "bwrap", "landlock"]] = "auto"
 
     @field_validator("tools")
     @classmethod
@@ -87,6 +85,8 @@ class DebugEnv:
         self._started = 0.0
         self._done = False
         self._closed = False
+        self._tampered = False
+        self.counted: tuple[str, ...] | None = None
         self._lock = threading.RLock()
 
     # -- Gymnasium vocabulary --------------------------------------------------------------
@@ -110,16 +110,12 @@ class DebugEnv:
     def _reset(self, seed: int | None) -> tuple[str, dict[str, Any]]:
         if self._closed:
             raise MinidebugError("this env is closed; make a new one")
+        self._tampered = False
         fresh = self.workspace is None
         if fresh:
-            prepared = cache.prepare(self.task, self.config.cache_dir)
-            self.workspace = Workspace(self.task, prepared)
-            limits = self.limits
-            prefix = None
-            if sandbox.resolve(self.config.sandbox) == "bwrap":
-                prefix = sandbox.bwrap_prefix([self.workspace.dir, self.workspace.venv], self.workspace.root)
-            self.confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb,
-                                           limits.processes, prefix)
+            self._start()
+        else:
+            self._check_venv()
         for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
             if hasattr(tool, "reset"):
                 tool.reset(self, self.config.keep_breakpoints)
@@ -152,6 +148,7 @@ class DebugEnv:
     def _step(self, action: ToolCall | dict | str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self.workspace is None or self._closed:
             raise MinidebugError("call reset() before step()" if not self._closed else "this env is closed")
+        self._tampered = False
         if self._done:
             message = "error: the episode is over; call reset() to start again"
             return message, 0.0, True, False, self._info(error=message)
@@ -235,10 +232,38 @@ class DebugEnv:
 
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
     def evaluate(self) -> EvalResult:
-        assert self.workspace is not None
-        spec = self.task.spec
-        return evaluate(self.workspace, self.task.eval_command, self.limits.eval_timeout, self.confinement,
-                        spec.fail_to_pass, spec.pass_to_pass)
+        """Score the agent's changes in a fresh eval tree (see evaltree.py)."""
+        assert self.workspace is not None and self.confinement is not None
+        notes = ["the venv had been changed by a program and was rebuilt before this eval"] \
+            if self._check_venv() else []
+        workspace, spec = self.workspace, self.task.spec
+        restored = workspace.restore_readonly()
+        if restored:
+            notes.append(f"read-only files restored before eval: {', '.join(restored)}")
+        counted = self._counted()
+        harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted))
+        with eval_tree(workspace, harness) as (tree, tree_notes):
+            scratch = scratch_dir(workspace.dir)
+            try:
+                run = run_pytest(self.task.eval_command, tree, scratch, venv=workspace.venv,
+                                 drivers=workspace.drivers, timeout=self.limits.eval_timeout,
+                                 confinement=self.confinement, source_layout=spec.source is not None)
+            finally:
+                drop_scratch(workspace.dir)
+        output = run.output.replace(str(tree) + "/", "").replace(str(tree), ".")
+        run = PytestRun(run.outcomes, output, run.collect_errors, run.collected)
+        return score(run, counted, spec.fail_to_pass, spec.pass_to_pass, notes + tree_notes)
+
+    def _counted(self) -> tuple[str, ...]:
+        """The task's counted test ids, measured on the first eval of the task on this machine."""
+        if self.counted is None:
+            assert self.workspace is not None and self.confinement is not None
+            try:
+                self.counted = counted_tests(self.task, self.workspace.prepared, self.confinement,
+                                             self.limits.eval_timeout)
+            except TaskError as exc:
+                raise ToolError(f"eval: {exc}") from None
+        return self.counted
 
     def file_edited(self, rel: str, before: str, after: str) -> None:
         for tool in self.tools.values():
@@ -253,6 +278,42 @@ class DebugEnv:
         return lines
 
     # -- internals -------------------------------------------------------------------------
+    def _start(self) -> None:
+        """First reset: sandbox, cache, limits, worktree. Fails closed: on any error nothing
+        of the episode is left, and the next reset() starts over (with the same sandbox demands)."""
+        kind = sandbox.resolve(self.config.sandbox)
+        prepared = cache.prepare(self.task, self.config.cache_dir)
+        limits = self.limits
+        confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes,
+                                  kind, prepared.venv, (prepared.drivers,))
+        workspace = None
+        try:
+            if not venvguard.guard(prepared.venv).intact():
+                prepared = self._repair_venv(prepared)
+            workspace = Workspace(self.task, prepared)
+        except BaseException:
+            if workspace is not None:
+                workspace.close()
+            confinement.close()
+            raise
+        self.workspace, self.confinement = workspace, confinement
+
+    def _check_venv(self) -> bool:
+        """Rebuild the venv if a program changed it; returns True (and flags info["tampered"]) if it did."""
+        assert self.workspace is not None
+        if venvguard.guard(self.workspace.venv).intact():
+            return False
+        self.workspace.prepared = self._repair_venv(self.workspace.prepared)
+        return True
+
+    def _repair_venv(self, prepared: PreparedTask) -> PreparedTask:
+        self._tampered = True
+        invalidate(prepared.venv)
+        prepared = cache.prepare(self.task, self.config.cache_dir)
+        if not venvguard.guard(prepared.venv).intact():
+            raise WorkspaceError(f"{prepared.venv}: the venv changes as soon as it is rebuilt")
+        return prepared
+
     def _introduction(self) -> str:
         tools = "\n".join(f"- {tool.name}: {tool.description}" for tool in self.tools.values())
         return f"{self.task.description.strip()}\n\nTools:\n{tools}"
@@ -276,5 +337,7 @@ class DebugEnv:
         return "truncated_by" in extra
 
     def _info(self, **extra: Any) -> dict[str, Any]:
+        if self._tampered:
+            extra["tampered"] = True
         return {"task": self.task.name, "step": self._steps, "tokens_used": self.budget.used,
                 "tokens_left": self.budget.left, **extra}

@@ -19,7 +19,3 @@ class WorkspaceError(MinidebugError):
 
 class ToolError(MinidebugError):
     """A bad tool call; the message becomes the agent's observation."""
-
-
-class BudgetExceeded(MinidebugError):
-    """The episode's token budget is spent."""

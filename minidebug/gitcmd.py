@@ -19,6 +19,15 @@ _IDENTITY = {
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00 +0000",
 }
 
+_NO_PROGRAMS = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
+    ("core.sshCommand", "false"),
+    ("diff.external", ""),
+    ("core.pager", "cat"),
+    ("protocol.ext.allow", "never"),
+)
+
 
 def git_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     # GitPython layers this over os.environ; blank out any GIT_* of the caller's.
@@ -27,6 +36,10 @@ def git_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["GIT_CONFIG_GLOBAL"] = os.devnull
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # Whatever a repository's own config says, git runs no program of its choosing on the host.
+    for index, (key, value) in enumerate(_NO_PROGRAMS):
+        env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
+    env["GIT_CONFIG_COUNT"] = str(len(_NO_PROGRAMS))
     if extra:
         env.update(extra)
     return env

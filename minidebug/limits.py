@@ -30,24 +30,34 @@ class Confinement:
 
     Args:
         memory_mb, cpu_seconds, file_size_mb, processes: the limits (see `Limits`).
-        sandbox_prefix: a command prefix (bwrap ...) to run every program inside, or None.
+        sandbox: "bwrap" (every program inside bubblewrap), "landlock" (a Landlock ruleset applied before
+            exec) or None.
+        venv: the task's venv (read-only inside the sandbox).
+        readable: further folders programs may read (minidebug's driver scripts).
     """
 
     def __init__(self, memory_mb: int, cpu_seconds: int, file_size_mb: int, processes: int,
-                 sandbox_prefix: list[str] | None = None):
+                 sandbox: str | None = None, venv: Path | None = None, readable: tuple[Path, ...] = ()):
         self.memory_mb, self.cpu_seconds = memory_mb, cpu_seconds
         self.file_size_mb, self.processes = file_size_mb, processes
-        self.sandbox_prefix = list(sandbox_prefix or [])
+        self.sandbox, self.venv, self.readable = sandbox, venv, list(readable)
         self.cgroup = PidsCgroup(processes)
+        self._rulesets: dict[tuple[Path, ...], object] = {}
 
-    def command(self, argv: list[str]) -> list[str]:
-        """argv, inside the sandbox when there is one."""
-        return self.sandbox_prefix + list(argv)
+    def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
+        """argv, inside bwrap when that is the sandbox, with only `writable` writable."""
+        if self.sandbox != "bwrap":
+            return list(argv)
+        from .sandbox import bwrap_command
 
-    def preexec(self):
-        """A function to run in the child before exec: limits, cgroup, and SIGKILL when the parent dies."""
+        return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv)
+
+    def preexec(self, writable: list[Path]):
+        """A function to run in the child before exec: limits, cgroup, SIGKILL when the parent dies, and the
+        Landlock ruleset when that is the sandbox (a child that cannot apply it never runs)."""
         cgroup = self.cgroup.path
         memory, cpu, fsize, nproc = self.memory_mb * MB, self.cpu_seconds, self.file_size_mb * MB, self.processes
+        ruleset = self._ruleset(writable) if self.sandbox == "landlock" else None
 
         def apply() -> None:
             if cgroup is not None:
@@ -63,20 +73,36 @@ class Confinement:
                 ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             except (OSError, AttributeError):
                 pass
+            if ruleset is not None:
+                ruleset.restrict()
 
         return apply
 
-    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> tuple[Completed, str]:
+    def inherited_fds(self, writable: list[Path]) -> tuple[int, ...]:
+        """Descriptors the child must keep until exec (the Landlock ruleset)."""
+        return (self._ruleset(writable).fd,) if self.sandbox == "landlock" else ()
+
+    def _ruleset(self, writable: list[Path]):
+        key = tuple(writable)
+        if key not in self._rulesets:
+            from .sandbox import landlock_ruleset
+
+            self._rulesets[key] = landlock_ruleset(readable=self.readable, writable=writable, venv=self.venv)
+        return self._rulesets[key]
+
+    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, writable: list[Path],
+            pass_fds: tuple[int, ...] = ()) -> tuple[Completed, str]:
         """Run argv confined (sandbox, limits); returns the result and its output with any limit named."""
-        completed = process.run(self.command(argv), cwd=cwd, env=env, timeout=timeout, preexec=self.preexec())
+        completed = process.run(self.command(argv, writable, cwd), cwd=cwd, env=env, timeout=timeout,
+                                preexec=self.preexec(writable), pass_fds=pass_fds + self.inherited_fds(writable))
         return completed, "\n".join(filter(None, [completed.describe(timeout), self.note(completed)]))
 
     def note(self, completed: Completed) -> str:
         """A line naming the resource limit a run ran into, or ''."""
         code, output = completed.returncode, completed.output
-        if code == -signal.SIGXCPU:
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):  # the leader's own, or a child's as a shell reports it
             return f"[stopped: CPU time limit of {self.cpu_seconds} s reached]"
-        if code == -signal.SIGXFSZ or "File too large" in output:
+        if code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or "File too large" in output:
             return f"[stopped: file size limit of {self.file_size_mb} MB reached]"
         if "MemoryError" in output or "Cannot allocate memory" in output:
             return f"[memory limit of {self.memory_mb} MB reached]"
@@ -86,6 +112,9 @@ class Confinement:
 
     def close(self) -> None:
         self.cgroup.close()
+        for ruleset in self._rulesets.values():
+            ruleset.close()
+        self._rulesets.clear()
 
 
 class PidsCgroup:

@@ -8,7 +8,6 @@ without end cannot exhaust memory, and every wait has a deadline.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import signal
@@ -58,21 +57,23 @@ class PdbSession:
 
     def __init__(self, argv: list[str], python: Path, cwd: Path, env: dict[str, str],
                  breakpoints: list[Breakpoint], confinement: Confinement | None = None):
-        import pexpect
-
-        self.marker = f"\x1f<md{secrets.token_hex(6)}>"
+        token = secrets.token_hex(8)
+        self.marker = f"\x1f<md{token}>"
         env = dict(env)
-        env["MINIDEBUG_PDB_MARKER"] = self.marker
         env["MINIDEBUG_PDB_BREAKS"] = json.dumps(
             [vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])
         command = [str(python), "-m", "minidebug_pdb", *argv]
+        writable = [cwd, Path(env["HOME"]), Path(env["TMPDIR"])]
+        keep: tuple[int, ...] = ()
         if confinement is not None:
-            command = confinement.command(command)
-        self.child = pexpect.spawn(command[0], command[1:], cwd=str(cwd), env=env,
-                                   encoding="utf-8", codec_errors="replace", echo=False,
-                                   dimensions=(50, 500), use_poll=True,
-                                   preexec_fn=confinement.preexec() if confinement is not None else None)
+            command = confinement.command(command, writable, cwd)
+            keep = confinement.inherited_fds(writable)
+        self.child = _spawn(keep)(command[0], command[1:], cwd=str(cwd), env=env,
+                                  encoding="utf-8", codec_errors="replace", echo=False,
+                                  dimensions=(50, 500), use_poll=True,
+                                  preexec_fn=confinement.preexec(writable) if confinement is not None else None)
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
+        self.child.sendline(token)  # the marker's secret part: never in the program's env, argv or files
         self._leftover = ""
         self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")
 
@@ -116,10 +117,7 @@ class PdbSession:
 
     def interrupt(self) -> None:
         """SIGINT to the program's process group, as Ctrl-C in a terminal would."""
-        try:
-            os.killpg(self.child.pid, signal.SIGINT)
-        except (ProcessLookupError, PermissionError):
-            pass
+        process.signal_programs(self.child.pid, signal.SIGINT)
 
     def send_eof(self) -> None:
         self.child.sendeof()
@@ -131,6 +129,21 @@ class PdbSession:
             self.child.close(force=True)
         except Exception:  # pexpect raises if the child cannot be reaped; the group is dead already
             pass
+
+
+def _spawn(pass_fds: tuple[int, ...]):
+    """pexpect.spawn, keeping `pass_fds` open in the child until exec (pexpect itself closes every fd)."""
+    import pexpect
+    import ptyprocess
+
+    if not pass_fds:
+        return pexpect.spawn
+
+    class Spawn(pexpect.spawn):
+        def _spawnpty(self, args, **kwargs):
+            return ptyprocess.PtyProcess.spawn(args, pass_fds=pass_fds, **kwargs)
+
+    return Spawn
 
 
 def _append(head: str, tail: str, dropped: int, text: str) -> tuple[str, str, int]:

@@ -75,6 +75,7 @@ def run(
     timeout: float,
     max_output: int = DEFAULT_MAX_OUTPUT,
     preexec: Callable[[], None] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> Completed:
     """Run argv to completion in its own process group; stdout and stderr merged.
 
@@ -92,6 +93,7 @@ def run(
         stderr=subprocess.STDOUT,
         start_new_session=True,
         preexec_fn=preexec,
+        pass_fds=pass_fds,
     )
     reader = _CappedReader(max_output)
     timed_out = False
@@ -120,6 +122,11 @@ def run(
         proc.stdout.close()
         proc.wait()
         raise
+    if not timed_out:
+        try:  # output ended: give the leader a moment to exit on its own, so its status is its own
+            proc.wait(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            pass
     kill_group(proc.pid)
     if timed_out:
         try:
@@ -182,11 +189,57 @@ class _CappedReader:
         return head + tail
 
 
-def start_time(pid: int | str = "self") -> str | None:
-    """A live process's start time from /proc (None if it is gone, a zombie, or /proc is missing)."""
+@dataclass(frozen=True)
+class ProcStat:
+    """The fields of /proc/<pid>/stat that minidebug reads."""
+
+    pid: int
+    comm: str
+    state: str
+    ppid: int
+    pgid: int
+    start_time: str
+
+    @property
+    def alive(self) -> bool:
+        return self.state not in ("Z", "X")
+
+
+def proc_stat(pid: int | str = "self") -> ProcStat | None:
+    """A process's /proc/<pid>/stat (None if it is gone or /proc is missing)."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+            text = handle.read()
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        return ProcStat(int(text.split(" ", 1)[0]), comm, fields[0], int(fields[1]), int(fields[2]), fields[19])
+    except (OSError, ValueError, IndexError):
         return None
-    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def all_processes() -> list[ProcStat]:
+    """Every process visible in /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = proc_stat(entry)
+            if stat is not None:
+                found.append(stat)
+    return found
+
+
+def start_time(pid: int | str = "self") -> str | None:
+    """A live process's start time from /proc (None if it is gone, a zombie, or /proc is missing)."""
+    stat = proc_stat(pid)
+    return stat.start_time if stat is not None and stat.alive else None
+
+
+def signal_programs(pgid: int, signum: int) -> None:
+    """Send signum to every live process of the group except bwrap's own (which would die of a SIGINT and
+    take the program with it): the program sees it as it would see Ctrl-C in a terminal."""
+    for stat in all_processes():
+        if stat.pgid == pgid and stat.alive and stat.comm != "bwrap":
+            try:
+                os.kill(stat.pid, signum)
+            except (ProcessLookupError, PermissionError):
+                pass

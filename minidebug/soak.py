@@ -8,20 +8,13 @@ import tempfile
 import threading
 from pathlib import Path
 
+from .process import all_processes
 from .workspace import EPISODE_PREFIX
 
 
 def _children() -> int:
-    me, count = str(os.getpid()), 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            count += fields[1] == me and fields[0] != "Z"
-    return count
+    me = os.getpid()
+    return sum(stat.ppid == me and stat.alive for stat in all_processes())
 
 
 def _rss_mb() -> float:

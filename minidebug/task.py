@@ -1,4 +1,4 @@
-"""Task folders (DESIGN §3): `task.toml` + `repo/` + `solution.patch`, validated with pydantic."""
+"""Task folders: `task.toml` + `repo/` + `solution.patch`, validated with pydantic."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import TaskError
 from .globs import GlobSet
+from .harness import Harness
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,6 +64,8 @@ class TaskSpec(BaseModel):
     requirements: list[str] = []
     readonly: list[str] = []
     hidden: list[str] = []
+    agent_owned: list[str] = []
+    tests: list[str] = []
     python: Optional[str] = None
     tags: list[str] = []
     limits: Limits = Limits()
@@ -83,7 +86,18 @@ class TaskSpec(BaseModel):
             raise ValueError("empty command")
         return value
 
-    @field_validator("readonly", "hidden")
+    @field_validator("eval")
+    @classmethod
+    def _pytest(cls, value: str) -> str:
+        from .evaluate import pytest_arguments
+
+        try:
+            pytest_arguments(shlex.split(value))
+        except TaskError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("readonly", "hidden", "agent_owned")
     @classmethod
     def _globs(cls, value: list[str]) -> list[str]:
         GlobSet(value)  # raises ValueError naming the bad glob
@@ -119,6 +133,7 @@ class Task:
         self.solution: Path | None = solution if solution.is_file() else None
         self.readonly = GlobSet(spec.readonly)
         self.hidden = GlobSet(spec.hidden)
+        self.harness = Harness(self.readonly, self.hidden, GlobSet(spec.agent_owned))
 
     @property
     def description(self) -> str:

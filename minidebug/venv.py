@@ -15,6 +15,7 @@ from typing import Sequence
 
 from .errors import WorkspaceError
 from .locks import file_lock
+from .venvguard import record
 
 COMPLETE_MARKER = ".minidebug-complete"
 
@@ -93,7 +94,14 @@ def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Seque
             shutil.rmtree(venv, ignore_errors=True)
             raise
         (venv / COMPLETE_MARKER).write_text(json.dumps({"python": python, "requirements": requirements}))
+        record(venv)
     return venv
+
+
+def invalidate(venv: Path) -> None:
+    """Mark a venv for rebuilding: the next `ensure_venv` of it builds it again from scratch."""
+    with file_lock(venv.with_suffix(".lock")):
+        (venv / COMPLETE_MARKER).unlink(missing_ok=True)
 
 
 def _build(venv: Path, python: str, requirements: list[str]) -> None:
@@ -120,3 +128,20 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
         if result.returncode != 0:
             output = (result.stdout + result.stderr).strip()[-4000:]
             raise WorkspaceError(f"setup command {command!r} failed:\n{output}")
+
+
+@lru_cache(maxsize=None)
+def pytest_plugins(venv: Path) -> tuple[str, ...]:
+    """The modules of the pytest plugins installed in the venv (its `pytest11` entry points), sorted."""
+    import configparser
+
+    found = set()
+    for path in glob.glob(str(venv / "lib" / "python*" / "site-packages" / "*.dist-info" / "entry_points.txt")):
+        parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_section("pytest11"):
+            found.update(value.split(":", 1)[0].strip() for value in parser["pytest11"].values())
+    return tuple(sorted(found))

@@ -4,6 +4,7 @@ The layout of an episode's temp dir:
     <tmp>/minidebug-ep-XXXX/work-XXXX   the worktree the agent sees (unique name: git names worktrees by it)
     <tmp>/minidebug-ep-XXXX/home        HOME of the debugged program
     <tmp>/minidebug-ep-XXXX/tmp         TMPDIR of the debugged program
+    <tmp>/minidebug-ep-XXXX/eval        the eval tree, while an eval runs (see evaltree.py)
     <tmp>/minidebug-ep-XXXX/owner       pid and start time of the process that made it
 """
 
@@ -19,6 +20,7 @@ from .errors import ToolError, WorkspaceError
 from .gitcmd import git
 from .locks import file_lock
 from .process import start_time
+from .safefs import remove_entry
 from .task import Task
 
 EPISODE_PREFIX = "minidebug-ep-"
@@ -35,6 +37,7 @@ class Workspace:
     def __init__(self, task: Task, prepared: PreparedTask):
         self.task = task
         self.prepared = prepared
+        self.harness = task.harness.with_test_files(frozenset(prepared.test_files))
         self.dir = Path(tempfile.mkdtemp(prefix=EPISODE_PREFIX)).resolve()
         self.root = self.dir / f"work-{self.dir.name[len(EPISODE_PREFIX):]}"
         self.home = self.dir / "home"
@@ -46,6 +49,10 @@ class Workspace:
             (self.dir / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")
             with self._admin_lock():
                 git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
+            # Read once, now, while only we have touched it: later, the worktree's `.git` is the agent's.
+            self._dot_git = (self.root / ".git").read_text()
+            admin = Path(self._dot_git.split("gitdir:", 1)[1].strip())
+            self._git_env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(self.root)}
         except BaseException:
             self.close()
             raise
@@ -54,19 +61,45 @@ class Workspace:
     def venv(self) -> Path:
         return self.prepared.venv
 
+    @property
+    def drivers(self) -> Path:
+        return self.prepared.drivers
+
+    @property
+    def writable_dirs(self) -> list[Path]:
+        """What the agent's programs may write: the worktree, their HOME and their TMPDIR."""
+        return [self.root, self.home, self.tmp]
+
+    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """git on the worktree through its admin dir: nothing the agent put in the worktree's `.git` is read."""
+        return git(self.dir, *args, env={**self._git_env, **(env or {})})
+
     def reset(self) -> None:
         """Put the worktree back to the base commit: tracked files restored, everything else removed."""
-        git(self.root, "checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
-        git(self.root, "clean", "-fdxq")
+        remove_entry(self.dir, self.root.name + "/.git")
+        self.git("checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
+        self.git("clean", "-fdxq")
+        (self.root / ".git").write_text(self._dot_git)
         for scratch in (self.home, self.tmp):
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_entry(self.dir, scratch.name)
             scratch.mkdir()
+
+    def changes(self) -> list[tuple[str, str]]:
+        """The agent's changes against the base as (status, path): "M" modified or added, "D" deleted."""
+        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                       "--ignore-submodules=all")
+        found = []
+        for entry in filter(None, out.split("\0")):
+            code, rel = entry[:2], entry[3:]
+            found.append(("D" if "D" in code else "M", rel))
+        return found
 
     def environ(self, *python_paths: Path) -> dict[str, str]:
         """The allowlisted environment for a program of this episode (see process.episode_environ).
 
         python_paths go first on PYTHONPATH; for a `[source]` task the worktree (and its src/, if any)
-        follow, so that the project is imported from the worktree, not from what setup installed.
+        follow, so that the project is imported from the worktree, not from what setup installed; the
+        episode's pip layer comes last.
         """
         from .process import episode_environ
 
@@ -74,19 +107,24 @@ class Workspace:
         if self.task.spec.source is not None:
             paths += [str(self.root), str(self.root / "src")]
         env = episode_environ(self.venv, self.home, self.tmp)
-        if paths:
-            env["PYTHONPATH"] = ":".join(paths)
+        env["PIP_TARGET"] = str(self.pip_layer)  # `pip install` never writes the shared venv
+        env["PYTHONPATH"] = ":".join(paths + [str(self.pip_layer)])
         return env
+
+    @property
+    def pip_layer(self) -> Path:
+        """Where the agent's own `pip install`s go (removed at reset; eval never sees it)."""
+        return self.home / ".site-packages"
 
     def diff(self) -> str:
         """The unified diff of the worktree against the base commit, new files included."""
-        git(self.root, "add", "--all", "--intent-to-add")
-        return git(self.root, "diff", "--no-color", "--no-ext-diff", self.prepared.base_commit)
+        self.git("add", "--all", "--intent-to-add")
+        return self.git("diff", "--no-color", "--no-ext-diff", self.prepared.base_commit)
 
     def base_text(self, rel: str) -> str | None:
         """A file's text at the base commit (None if it is not there)."""
         try:
-            return git(self.root, "show", f"{self.prepared.base_commit}:{rel}")
+            return self.git("show", f"{self.prepared.base_commit}:{rel}")
         except WorkspaceError:
             return None
 
@@ -141,40 +179,30 @@ class Workspace:
         return rel in self.prepared.readonly_files or self.task.readonly.match(rel)
 
     def writable(self, path: str) -> str:
-        """Like `relative`, and also refuse read-only files and folders."""
+        """Like `relative`, and also refuse read-only files, test-harness files and folders."""
         rel = self.relative(path)
         if rel == "." or self.is_readonly(rel):
             raise ToolError(f"{path}: read-only; the agent may view and run it but not edit it")
+        if self.harness.owns(rel):
+            raise ToolError(f"{path}: read-only: it configures how the tests run, which belongs to the task")
         if self.path(rel).is_dir():
             raise ToolError(f"{path}: is a directory")
         return rel
 
     # -- eval support ---------------------------------------------------------------------
-    def overlay_hidden(self) -> list[Path]:
-        """Copy the hidden files into the worktree (for eval); returns what to remove afterwards."""
-        placed = []
-        for rel in self.prepared.hidden_files:
-            target = self.root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_symlink() or target.exists():
-                if target.is_dir() and not target.is_symlink():
-                    shutil.rmtree(target)
-                else:
-                    target.unlink()
-            shutil.copy2(self.prepared.hidden_dir / rel, target, follow_symlinks=False)
-            placed.append(target)
-        return placed
-
     def restore_readonly(self) -> list[str]:
         """Put back any read-only file that was changed behind the tools' back; returns their paths."""
         files = list(self.prepared.readonly_files)
         if not files:
             return []
-        changed = git(self.root, "diff", "--name-only", "--no-renames", self.prepared.base_commit, "--", *files,
-                      env={"GIT_LITERAL_PATHSPECS": "1"}).split()
+        changed = self.git("diff", "--name-only", "-z", "--no-renames", self.prepared.base_commit, "--", *files,
+                           env={"GIT_LITERAL_PATHSPECS": "1"}).split("\0")
+        changed = [rel for rel in changed if rel]
+        for rel in changed:
+            remove_entry(self.root, rel)  # a symlink or folder put in its place is removed, never followed
         if changed:
-            git(self.root, "checkout", "--quiet", self.prepared.base_commit, "--", *changed,
-                env={"GIT_LITERAL_PATHSPECS": "1"})
+            self.git("checkout", "--quiet", self.prepared.base_commit, "--", *changed,
+                     env={"GIT_LITERAL_PATHSPECS": "1"})
         return changed
 
     # -- lifecycle ------------------------------------------------------------------------

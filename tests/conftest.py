@@ -11,6 +11,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 import minidebug
+from minidebug.process import all_processes
 
 
 @pytest.fixture(scope="session")
@@ -102,16 +103,9 @@ def descendants(pid: int | None = None) -> set[int]:
     """PIDs of every live descendant of pid (default: this process), from /proc."""
     pid = os.getpid() if pid is None else pid
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(entry))
+    for stat in all_processes():
+        if stat.state != "Z":
+            children.setdefault(stat.ppid, []).append(stat.pid)
     found, stack = set(), [pid]
     while stack:
         for child in children.get(stack.pop(), []):

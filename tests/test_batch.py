@@ -51,7 +51,8 @@ def test_resume_and_rerun_failed(cache_dir, tmp_path):
 @pytest.fixture
 def slow_task(task_dir):
     files = dict(CALC, **{"test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(120)\n"})
-    return task_dir(files, CALC_TOML, CALC_PATCH, name="slow")
+    counted = '["test_calc.py::test_add", "test_calc.py::test_mul", "test_slow.py::test_slow"]'
+    return task_dir(files, CALC_TOML + f"tests = {counted}\n", CALC_PATCH, name="slow")
 
 
 def _start_run(task, out, cache_dir, tmp):

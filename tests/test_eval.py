@@ -27,8 +27,8 @@ def test_scores_from_pytest_results_not_printed_text(make_env, task_dir):
             assert n < 3
         """
     observation, reward, info = _eval(make_env, task_dir, files)
-    assert (info["score"], info["max_score"]) == (4, 6)
-    assert observation.startswith("eval: 4 passed, 2 failed, 1 skipped (score 4/6)")
+    assert (info["score"], info["max_score"]) == (4, 7)  # a skipped test is a test that did not pass
+    assert observation.startswith("eval: 4 passed, 2 failed, 1 skipped (score 4/7)")
 
 
 def test_collection_error_scores_zero(make_env, task_dir):
@@ -56,10 +56,12 @@ def test_eval_timeout_kills_and_scores_zero(make_env, task_dir):
     assert reward == 0.0 and "timed out after 2 s" in observation
 
 
-def test_a_non_pytest_eval_command_scores_zero(make_env, task_dir):
+def test_a_non_pytest_eval_command_is_refused_when_the_task_loads(make_env, task_dir):
+    from minidebug.errors import TaskError
+
     toml = 'description = "x"\neval = "python -c \'print(42)\'"\n'
-    observation, reward, info = _eval(make_env, task_dir, CALC, toml)
-    assert reward == 0.0 and "42" in observation
+    with pytest.raises(TaskError, match="eval must run pytest"):
+        make_env(task_dir(CALC, toml))
 
 
 @pytest.mark.parametrize("requirement", ["six==1.16.0"])

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from minidebug.gc import collect
+from minidebug.process import proc_stat
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants
 
 
@@ -108,8 +109,5 @@ def test_sigkill_of_the_host_takes_the_pdb_child_along(calc_task, cache_dir, tmp
 
 
 def _state(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
+    stat = proc_stat(pid)
+    return stat.state if stat is not None else "gone"

@@ -2,7 +2,9 @@
 
 Started as `python -m minidebug_pdb <pdb arguments>`. The prompt carries a random marker and the current
 `file:line`, so the driver never mistakes program output for a prompt and never needs an extra command
-to learn where the program stands. Breakpoints to restore arrive as JSON in MINIDEBUG_PDB_BREAKS.
+to learn where the program stands. The marker's random part arrives as the first line on stdin (so it is in
+no environment variable, argument or file the program could read); breakpoints to restore arrive as JSON in
+MINIDEBUG_PDB_BREAKS.
 """
 
 import bdb
@@ -63,9 +65,10 @@ class Debugger(pdb.Pdb):
 
 
 def main():
-    """Read (and remove) our variables from the environment, then run pdb's own main with Debugger."""
+    """Read the marker from stdin and the breakpoints from the environment, then run pdb's main with Debugger."""
     global _MARKER
-    _MARKER = os.environ.pop("MINIDEBUG_PDB_MARKER", _MARKER)
+    token = sys.stdin.readline().strip()  # the host's first line, read before the program starts
+    _MARKER = f"\x1f<md{token}>" if token else _MARKER
     _BREAKS[:] = json.loads(os.environ.pop("MINIDEBUG_PDB_BREAKS", "[]"))
     pdb.Pdb = Debugger
     sys.argv[:] = ["pdb"] + sys.argv[1:]

@@ -22,7 +22,7 @@ class Bash(Tool):
         env = workspace.environ()
         timeout = episode.limits.command_timeout
         completed, text = episode.confinement.run(["bash", "-c", args.command], cwd=workspace.root, env=env,
-                                                  timeout=timeout)
+                                                  timeout=timeout, writable=workspace.writable_dirs)
         text = text.rstrip()
         if completed.returncode not in (0, None):
             text += f"\n[exit code {completed.returncode}]"

@@ -64,6 +64,9 @@ class Edit(Tool):
         after = "".join(lines[: start - 1] + new_lines + lines[end:])
         if after == before and exists:
             return f"{rel}: no change."
+        refusal = workspace.harness.refuses_text(rel, workspace.base_text(rel), after)
+        if refusal:
+            raise ToolError(f"{args.path}: refused: {refusal}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(after, encoding="utf-8")
         episode.file_edited(rel, before, after)

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ..errors import ToolError
-from ..pdb_session import DRIVER_DIR, Breakpoint, PdbSession, Reply
+from ..pdb_session import Breakpoint, PdbSession, Reply
 from .base import Arguments, Episode, Tool
 
 REFUSED = {
@@ -161,7 +161,7 @@ class Pdb(Tool):
         self._stop()
         workspace = episode.workspace
         argv = pdb_arguments(episode.task.entrypoint)
-        env = workspace.environ(DRIVER_DIR)
+        env = workspace.environ(workspace.drivers)
         self.session = PdbSession(argv, workspace.venv / "bin" / "python", workspace.root, env,
                                   list(self.breakpoints.values()), episode.confinement)
         reply = self.session.read_reply(max(episode.limits.pdb_timeout, 30.0))

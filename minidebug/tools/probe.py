@@ -10,7 +10,6 @@ from typing import Optional
 from pydantic import Field
 
 from ..errors import ToolError
-from ..pdb_session import DRIVER_DIR
 from .base import Arguments, Episode, Tool
 from .pdb import pdb_arguments
 
@@ -24,11 +23,12 @@ def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
     argv = pdb_arguments(episode.task.entrypoint)
     out = workspace.tmp / "minidebug-probe.json"
     out.unlink(missing_ok=True)
-    env = workspace.environ(DRIVER_DIR)
+    env = workspace.environ(workspace.drivers)
     env["MINIDEBUG_PROBE"] = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
     timeout = episode.limits.eval_timeout
     _, output = episode.confinement.run([str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv],
-                                        cwd=workspace.root, env=env, timeout=timeout)
+                                        cwd=workspace.root, env=env, timeout=timeout,
+                                        writable=workspace.writable_dirs)
     try:
         return json.loads(out.read_text(encoding="utf-8")), output
     except (OSError, ValueError):

@@ -1,0 +1,105 @@
+"""File operations on trees that a program of the episode can change while we look.
+
+The host never follows a path the agent made: every component below the root is opened with
+`O_NOFOLLOW` relative to its parent's fd, so a symlink (or a directory swapped for one mid-way)
+makes the call fail instead of reaching outside the tree.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a single file eval copies out of the worktree
+
+
+@contextmanager
+def open_parent(root: Path, rel: str) -> Iterator[tuple[int, str]]:
+    """Yield (fd of rel's parent directory, rel's last component), every step taken without following links.
+
+    Raises:
+        OSError: a component is missing, is not a directory, or is a symlink (ELOOP/ENOTDIR).
+    """
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise OSError(f"bad relative path {rel!r}")
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = next_fd
+        yield fd, parts[-1]
+    finally:
+        os.close(fd)
+
+
+def read_entry(root: Path, rel: str) -> tuple[str, bytes, int] | None:
+    """What `rel` is under root, without following links: ("file", bytes, mode), ("link", target, 0) or None.
+
+    None for anything else (directory, FIFO, socket, device, missing) or a file over MAX_FILE_BYTES.
+    """
+    try:
+        with open_parent(root, rel) as (parent, name):
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                return "link", os.readlink(name, dir_fd=parent).encode(), 0
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+                return None
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+            try:
+                opened = os.fstat(fd)
+                if not stat.S_ISREG(opened.st_mode):  # swapped between the stat and the open
+                    return None
+                chunks, size = [], 0
+                while size <= MAX_FILE_BYTES:
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+                if size > MAX_FILE_BYTES:
+                    return None
+                return "file", b"".join(chunks), stat.S_IMODE(opened.st_mode)
+            finally:
+                os.close(fd)
+    except OSError:
+        return None
+
+
+def remove_entry(root: Path, rel: str) -> None:
+    """Remove the file, link or whole directory at rel under root (never following links); missing is fine."""
+    import shutil
+
+    try:
+        with open_parent(root, rel) as (parent, name):
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(name, dir_fd=parent)
+            else:
+                os.unlink(name, dir_fd=parent)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+
+
+def write_entry(root: Path, rel: str, kind: str, data: bytes, mode: int) -> None:
+    """Create the file or symlink `rel` under root (a tree the host made), replacing what is in the way."""
+    parts = rel.split("/")
+    for depth in range(1, len(parts)):
+        folder = root.joinpath(*parts[:depth])
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            folder.unlink()
+        folder.mkdir(exist_ok=True)
+    target = root / rel
+    if target.is_symlink() or target.exists():
+        remove_entry(root, rel)
+    if kind == "link":
+        os.symlink(data.decode(errors="surrogateescape"), target)
+        return
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode & 0o777 or 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
