@@ -13,12 +13,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from . import cache, sandbox, venvguard
 from .cache import PreparedTask
-from .counted import counted_tests, test_files
+from .counted import counted_tests
 from .budget import DEFAULT_ENCODING, Budget
 from .calls import ToolCall, ToolOutput
 from .errors import MinidebugError, TaskError, ToolError, WorkspaceError
-from .evaluate import EvalResult, PytestRun, drop_scratch, run_pytest, score, scratch_dir
-from .evaltree import eval_tree
+from .evaluate import EvalResult, evaluate
 from .limits import Confinement
 from .task import Limits, Task
 from .tools import DEFAULT_TOOLS, TOOLS, load_tool, unknown_tool_message
@@ -27,8 +26,10 @@ from .venv import invalidate
 from .workspace import Workspace
 
 
-_PYTEST_TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?(?=[ =]*$)", re.M)
-_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
+# Only minidebug's own noise is normalised: pytest's closing line's timing, and default reprs' addresses.
+_PYTEST_TIMING = re.compile(r"^((?:=+ )?(?:no tests ran|\d+ [a-z]+(?:, \d+ [a-z]+)*))"
+                            r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?((?: =+)?)$", re.M)
+_ADDRESS = re.compile(r"(<[^<>\n]* at )0x[0-9a-fA-F]+>")
 
 
 class EnvConfig(BaseModel):
@@ -236,23 +237,7 @@ class DebugEnv:
         assert self.workspace is not None and self.confinement is not None
         notes = ["the venv had been changed by a program and was rebuilt before this eval"] \
             if self._check_venv() else []
-        workspace, spec = self.workspace, self.task.spec
-        restored = workspace.restore_readonly()
-        if restored:
-            notes.append(f"read-only files restored before eval: {', '.join(restored)}")
-        counted = self._counted()
-        harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted))
-        with eval_tree(workspace, harness) as (tree, tree_notes):
-            scratch = scratch_dir(workspace.dir)
-            try:
-                run = run_pytest(self.task.eval_command, tree, scratch, venv=workspace.venv,
-                                 drivers=workspace.drivers, timeout=self.limits.eval_timeout,
-                                 confinement=self.confinement, source_layout=spec.source is not None)
-            finally:
-                drop_scratch(workspace.dir)
-        output = run.output.replace(str(tree) + "/", "").replace(str(tree), ".")
-        run = PytestRun(run.outcomes, output, run.collect_errors, run.collected)
-        return score(run, counted, spec.fail_to_pass, spec.pass_to_pass, notes + tree_notes)
+        return evaluate(self.workspace, self._counted(), self.limits.eval_timeout, self.confinement, notes)
 
     def _counted(self) -> tuple[str, ...]:
         """The task's counted test ids, measured on the first eval of the task on this machine."""
@@ -324,8 +309,8 @@ class DebugEnv:
         root = str(self.workspace.root)
         text = text.replace(root + "/", "").replace(root, ".")
         text = text.replace(str(self.workspace.dir), "$EPISODE").replace(str(self.workspace.venv), "$VENV")
-        text = _PYTEST_TIMING.sub("", text)
-        return _ADDRESS.sub("0x...", text)
+        text = _PYTEST_TIMING.sub(r"\1\2", text)
+        return _ADDRESS.sub(r"\g<1>0x...>", text)
 
     def _out_of_budget(self, extra: dict[str, Any]) -> bool:
         if self._steps >= self.limits.max_steps:

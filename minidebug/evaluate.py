@@ -22,6 +22,7 @@ from .limits import Confinement
 from .process import episode_environ
 from .safefs import remove_entry
 from .venv import pytest_plugins
+from .workspace import Workspace
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 
@@ -177,13 +178,27 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
                       len(run.collect_errors))
 
 
-def scratch_dir(episode_dir: Path) -> Path:
-    """A fresh HOME/TMPDIR parent for one eval, removed by `drop_scratch`."""
-    remove_entry(episode_dir, "eval-scratch")
-    path = episode_dir / "eval-scratch"
-    path.mkdir()
-    return path
+def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
+             notes: list[str] = ()) -> EvalResult:
+    """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
+    own, against the task's counted tests."""
+    from .counted import test_files
+    from .evaltree import eval_tree
 
-
-def drop_scratch(episode_dir: Path) -> None:
-    remove_entry(episode_dir, "eval-scratch")
+    task, notes = workspace.task, list(notes)
+    restored = workspace.restore_readonly()
+    if restored:
+        notes.append(f"read-only files restored before eval: {', '.join(restored)}")
+    harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted))
+    with eval_tree(workspace, harness) as (tree, tree_notes):
+        remove_entry(workspace.dir, "eval-scratch")
+        scratch = workspace.dir / "eval-scratch"
+        scratch.mkdir()
+        try:
+            run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
+                             timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None)
+        finally:
+            remove_entry(workspace.dir, "eval-scratch")
+    output = run.output.replace(str(tree) + "/", "").replace(str(tree), ".")
+    run = PytestRun(run.outcomes, output, run.collect_errors, run.collected)
+    return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)

@@ -103,3 +103,31 @@ def write_entry(root: Path, rel: str, kind: str, data: bytes, mode: int) -> None
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode & 0o777 or 0o644)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
+
+
+def write_file(root: Path, rel: str, data: bytes) -> None:
+    """Write `rel` under root (an agent-controlled tree): missing folders are made, and no component, the file
+    included, is followed if it is a symlink (the write fails instead). An existing file keeps its mode.
+
+    Raises:
+        OSError: a component is a symlink or not a folder, or the write failed.
+    """
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise OSError(f"bad relative path {rel!r}")
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            try:
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                os.mkdir(part, 0o755, dir_fd=fd)
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = next_fd
+        target = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                         dir_fd=fd)
+        with os.fdopen(target, "wb") as handle:
+            handle.write(data)
+    finally:
+        os.close(fd)

@@ -118,16 +118,33 @@ def _build(venv: Path, python: str, requirements: list[str]) -> None:
         raise WorkspaceError(f"pip install {' '.join(requirements)} failed:\n{output}")
 
 
-def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
-    import os
-    import shlex
+SETUP_PASSED_ON = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_FIND_LINKS", "PIP_NO_INDEX")
 
-    env = dict(os.environ, VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}:{os.environ.get('PATH', '')}")
-    for command in commands:
-        result = subprocess.run(shlex.split(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
-        if result.returncode != 0:
-            output = (result.stdout + result.stderr).strip()[-4000:]
-            raise WorkspaceError(f"setup command {command!r} failed:\n{output}")
+
+def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
+    """Run a `[source]` task's setup commands like any program of the project: the environment allowlist
+    (plus pip's index settings) and the default resource limits, in a process group killed on timeout."""
+    import shlex
+    import tempfile
+
+    from . import process
+    from .limits import Confinement
+    from .task import Limits
+
+    limits = Limits()
+    with tempfile.TemporaryDirectory(prefix="minidebug-setup-") as scratch:
+        env = process.episode_environ(venv, Path(scratch), Path(scratch),
+                                      {k: os.environ[k] for k in SETUP_PASSED_ON if k in os.environ})
+        confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes)
+        try:
+            for command in commands:
+                result = process.run(shlex.split(command), cwd=cwd or Path(scratch), env=env, timeout=1800,
+                                     preexec=confinement.preexec([]))
+                if result.returncode != 0:
+                    raise WorkspaceError(f"setup command {command!r} failed:\n"
+                                         f"{result.describe(1800).strip()[-4000:]}{confinement.note(result)}")
+        finally:
+            confinement.close()
 
 
 @lru_cache(maxsize=None)

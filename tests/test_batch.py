@@ -98,6 +98,8 @@ def test_sigkill_then_gc_then_resume(slow_task, cache_dir, tmp_path):
     assert not [p for p in descendants(1) if _cwd_in(p, tmp)]
     fast = Path(str(slow_task))
     (fast / "repo" / "test_slow.py").write_text("def test_fast():\n    pass\n")
+    toml = (fast / "task.toml").read_text()
+    (fast / "task.toml").write_text(toml.replace("test_slow.py::test_slow", "test_slow.py::test_fast"))
     done = subprocess.run([sys.executable, "-m", "minidebug.cli", "run", "--tasks", str(fast), "--seeds", "2",
                            "-j", "2", "--out", str(out), "--resume"], env=env, capture_output=True, text=True,
                           timeout=300)

@@ -98,3 +98,19 @@ def test_bad_commit_is_a_task_error(project, tmp_path, cache_dir):
     with minidebug.make(_task(tmp_path, repo, "0" * 40), cache_dir=cache_dir) as env:
         with pytest.raises(minidebug.TaskError, match="source.commit"):
             env.reset()
+
+
+def test_setup_commands_see_only_the_allowlisted_environment(project, tmp_path, cache_dir, monkeypatch):
+    repo, commit = project
+    task = _task(tmp_path, repo, commit)
+    seen = tmp_path / "setup-env.txt"
+    toml = (task / "task.toml").read_text().replace(
+        'setup = ["pip install --quiet six==1.16.0"]',
+        f'setup = ["pip install --quiet six==1.16.0", "sh -c \\"env > {seen}\\""]')
+    (task / "task.toml").write_text(toml)
+    monkeypatch.setenv("HOST_API_KEY", "sk-very-secret")
+    with minidebug.make(task, cache_dir=cache_dir) as env:
+        env.reset()
+    text = seen.read_text()
+    assert "sk-very-secret" not in text and "HOST_API_KEY" not in text
+    assert "VIRTUAL_ENV=" in text

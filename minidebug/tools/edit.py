@@ -3,12 +3,38 @@
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Optional
 
 from pydantic import Field, model_validator
 
 from ..errors import ToolError
+from ..safefs import write_file
 from .base import Arguments, Episode, Tool, read_text
+
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _load(path, shown: str) -> tuple[str, str, str]:
+    """A file's text with "\\n" newlines, its encoding (a PEP 263 cookie, else UTF-8) and its newline style.
+
+    Raises:
+        ToolError: the file is not valid text in its encoding (it is refused rather than rewritten).
+    """
+    read_text(path, shown)  # the same refusals as view: folders, missing and binary files
+    data = path.read_bytes()
+    encoding = "utf-8"
+    for line in data.splitlines()[:2]:
+        match = _CODING.match(line)
+        if match:
+            encoding = match.group(1).decode("ascii")
+            break
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise ToolError(f"{shown}: not valid {encoding} text ({exc.__class__.__name__}); refusing to rewrite it")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return text.replace("\r\n", "\n"), encoding, newline
 
 
 class Edit(Tool):
@@ -42,7 +68,7 @@ class Edit(Tool):
         rel = workspace.writable(args.path)
         path = workspace.path(rel)
         exists = path.exists()
-        before = read_text(path, args.path) if exists else ""
+        before, encoding, newline = _load(path, args.path) if exists else ("", "utf-8", "\n")
         lines = before.splitlines(keepends=True)
         if args.old is not None:
             start, end, replacement = self._snippet(rel, before, args.old, args.new)
@@ -67,8 +93,12 @@ class Edit(Tool):
         refusal = workspace.harness.refuses_text(rel, workspace.base_text(rel), after)
         if refusal:
             raise ToolError(f"{args.path}: refused: {refusal}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(after, encoding="utf-8")
+        try:
+            data = after.replace("\n", newline).encode(encoding)
+        except UnicodeEncodeError as exc:
+            raise ToolError(f"{args.path}: the new text cannot be written in the file's encoding {encoding}: "
+                            f"{exc.reason}") from None
+        write_file(workspace.root, rel, data)  # never through a link swapped in since the checks
         episode.file_edited(rel, before, after)
         diff = difflib.unified_diff(
             before.splitlines(keepends=True), after.splitlines(keepends=True),

@@ -9,9 +9,11 @@ from typing import Optional
 from pydantic import Field
 
 from ..errors import ToolError
+from ..safefs import read_entry
 from .base import Arguments, Episode, Tool, read_text
 
 VIEW_WINDOW = 200
+MAX_GREP_BYTES = 64 * 1024 * 1024  # read at most this much text in one grep
 MAX_LISTING = 400
 MAX_MATCHES = 200
 
@@ -114,29 +116,44 @@ class Grep(Tool):
             raise ToolError("grep: pattern longer than 1000 characters")
         if args.regex:
             try:
-                matcher = re.compile(args.pattern).search
+                re.compile(args.pattern)
             except (re.error, RecursionError, OverflowError) as exc:
                 raise ToolError(f"grep: bad regex: {exc}") from None
-        else:
-            matcher = lambda line: args.pattern in line  # noqa: E731
         rel = workspace.relative(args.path or ".")
-        matches, total = [], 0
-        for file_rel in self._files(episode, rel):
-            try:
-                data = workspace.path(file_rel).read_bytes()
-            except OSError:
-                continue
-            if b"\0" in data[:8192]:
-                continue
-            for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-                if matcher(line):
-                    total += 1
-                    if len(matches) < MAX_MATCHES:
-                        matches.append(f"{file_rel}:{number}: {line[:300]}")
+        texts = list(self._texts(episode, rel))
+        if args.regex:
+            total, found = _regex_search(args.pattern, texts, episode.limits.command_timeout)
+        else:
+            found = [(name, number, line) for name, text in texts
+                     for number, line in enumerate(text.splitlines(), 1) if args.pattern in line]
+            total = len(found)
+        matches = [f"{name}:{number}: {line[:300]}" for name, number, line in found[:MAX_MATCHES]]
         if not matches:
             return f"no matches for {args.pattern!r}"
         more = f"\n[{total - len(matches)} more matches not shown; narrow the search]" if total > len(matches) else ""
         return "\n".join(matches) + more
+
+    @classmethod
+    def _texts(cls, episode: Episode, rel: str):
+        """(path, text) of each regular text file to search; FIFOs, devices and the like are never opened."""
+        workspace = episode.workspace
+        budget = MAX_GREP_BYTES
+        for file_rel in cls._files(episode, rel):
+            target = workspace.path(file_rel)
+            if target.is_symlink():  # inside the project (checked by _files): read what it points at
+                try:
+                    resolved = workspace.relative(file_rel)
+                except ToolError:
+                    continue
+            else:
+                resolved = file_rel
+            entry = read_entry(workspace.root, resolved) if resolved != "." else None
+            if entry is None or entry[0] != "file" or b"\0" in entry[1][:8192]:
+                continue
+            budget -= len(entry[1])
+            if budget < 0:
+                return
+            yield file_rel, entry[1].decode("utf-8", errors="replace")
 
     @staticmethod
     def _files(episode: Episode, rel: str):
@@ -156,3 +173,36 @@ class Grep(Tool):
                 if os.path.islink(os.path.join(dirpath, name)) and not workspace.contains(workspace.path(child)):
                     continue  # a symlink out of the project
                 yield child
+
+
+_REGEX_SEARCH = """
+import json, re, sys
+search, limit = re.compile(sys.argv[1]).search, int(sys.argv[2])
+total, shown = 0, []
+for name, text in json.load(sys.stdin):
+    for number, line in enumerate(text.splitlines(), 1):
+        if search(line):
+            total += 1
+            if len(shown) < limit:
+                shown.append([name, number, line])
+json.dump([total, shown], sys.stdout)
+"""
+
+
+def _regex_search(pattern: str, texts: list[tuple[str, str]], timeout: float) -> tuple[int, list]:
+    """Run the regex in a child process with a deadline: a pattern that backtracks without end (`(a+)+$`)
+    costs its own time limit, never the host's GIL."""
+    import json
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", _REGEX_SEARCH, pattern, str(MAX_MATCHES)],
+                              input=json.dumps(texts), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"grep: the regex search ran past {timeout:g} s and was stopped; simplify the pattern "
+                        "(nested repeats like (a+)+ backtrack without end)") from None
+    if done.returncode != 0:
+        raise ToolError(f"grep: the regex search failed: {done.stderr.strip()[-300:]}")
+    total, shown = json.loads(done.stdout)
+    return total, [tuple(item) for item in shown]
