@@ -18,8 +18,9 @@ MAX_FILE_BYTES = 64 * 1024 * 1024  # a single file eval copies out of the worktr
 
 
 @contextmanager
-def open_parent(root: Path, rel: str) -> Iterator[tuple[int, str]]:
-    """Yield (fd of rel's parent directory, rel's last component), every step taken without following links.
+def open_parent(root: Path, rel: str, make_dirs: bool = False) -> Iterator[tuple[int, str]]:
+    """Yield (fd of rel's parent directory, rel's last component), every step taken without following links;
+    with make_dirs, missing folders on the way are made.
 
     Raises:
         OSError: a component is missing, is not a directory, or is a symlink (ELOOP/ENOTDIR).
@@ -30,6 +31,11 @@ def open_parent(root: Path, rel: str) -> Iterator[tuple[int, str]]:
     fd = os.open(root, _DIR_FLAGS)
     try:
         for part in parts[:-1]:
+            if make_dirs:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass
             next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = next_fd
@@ -112,22 +118,8 @@ def write_file(root: Path, rel: str, data: bytes) -> None:
     Raises:
         OSError: a component is a symlink or not a folder, or the write failed.
     """
-    parts = [p for p in rel.split("/") if p not in ("", ".")]
-    if not parts or ".." in parts:
-        raise OSError(f"bad relative path {rel!r}")
-    fd = os.open(root, _DIR_FLAGS)
-    try:
-        for part in parts[:-1]:
-            try:
-                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                os.mkdir(part, 0o755, dir_fd=fd)
-                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = next_fd
-        target = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
-                         dir_fd=fd)
+    with open_parent(root, rel, make_dirs=True) as (parent, name):
+        target = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                         dir_fd=parent)
         with os.fdopen(target, "wb") as handle:
             handle.write(data)
-    finally:
-        os.close(fd)
