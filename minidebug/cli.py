@@ -36,7 +36,8 @@ def _check(args: argparse.Namespace) -> int:
     from .check import check_task, format_reports
     from .runner import select_tasks
 
-    reports = [check_task(task, sandbox=args.sandbox) for task in select_tasks(args.tasks)]
+    sandbox = None if args.sandbox == "none" else args.sandbox
+    reports = [check_task(task, sandbox=sandbox) for task in select_tasks(args.tasks)]
     print(format_reports(reports))
     return 0 if all(r.ok for r in reports) else 1
 
@@ -124,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     check_parser = commands.add_parser("check", help="prove tasks sound: the bug shows, the gold patch fixes it, ...")
     check_parser.add_argument("tasks", nargs="*", metavar="PATH",
                               help="task folders, bundled names or globs (default: all bundled)")
-    check_parser.add_argument("--sandbox", choices=["bwrap", "auto"], help="run the checks inside the sandbox")
+    check_parser.add_argument("--sandbox", choices=["auto", "bwrap", "landlock", "none"], default="auto",
+                              help="the sandbox the checks run in (default: auto, as in make())")
     check_parser.set_defaults(handler=_check)
 
     import_parser = commands.add_parser("import", help="convert another task collection into task folders")

@@ -42,7 +42,7 @@ class Confinement:
         self.file_size_mb, self.processes = file_size_mb, processes
         self.sandbox, self.venv, self.readable = sandbox, venv, list(readable)
         self.cgroup = PidsCgroup(processes)
-        self._rulesets: dict[tuple[Path, ...], object] = {}
+        self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], object]] = {}
 
     def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
         """argv, inside bwrap when that is the sandbox, with only `writable` writable."""
@@ -83,12 +83,19 @@ class Confinement:
         return (self._ruleset(writable).fd,) if self.sandbox == "landlock" else ()
 
     def _ruleset(self, writable: list[Path]):
+        """The Landlock ruleset for these writable folders. Rules hold inodes, not paths: a folder made anew
+        (the eval tree, HOME and TMPDIR after a reset) needs a new ruleset."""
         key = tuple(writable)
-        if key not in self._rulesets:
+        inodes = tuple(os.stat(path).st_ino if path.exists() else -1 for path in writable)
+        found = self._rulesets.get(key)
+        if found is None or found[0] != inodes:
             from .sandbox import landlock_ruleset
 
-            self._rulesets[key] = landlock_ruleset(readable=self.readable, writable=writable, venv=self.venv)
-        return self._rulesets[key]
+            if found is not None:
+                found[1].close()
+            found = self._rulesets[key] = (inodes, landlock_ruleset(readable=self.readable, writable=writable,
+                                                                     venv=self.venv))
+        return found[1]
 
     def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, writable: list[Path],
             pass_fds: tuple[int, ...] = ()) -> tuple[Completed, str]:
@@ -112,7 +119,7 @@ class Confinement:
 
     def close(self) -> None:
         self.cgroup.close()
-        for ruleset in self._rulesets.values():
+        for _, ruleset in self._rulesets.values():
             ruleset.close()
         self._rulesets.clear()
 

@@ -1,14 +1,14 @@
-"""The bwrap sandbox: only the episode is there to write, the network is gone, and everything still works inside."""
+"""The sandboxes: only the episode is there to write, the network is gone, and everything still works inside."""
 
 import socket
 
 import pytest
 
-from minidebug.sandbox import bwrap_works
+from minidebug.sandbox import bwrap_works, landlock_works
 from minidebug.check import check_task, format_reports
 from minidebug.task import bundled_task_names, load_task
 
-pytestmark = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed (.ci/run installs it)")
+needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed (.ci/run installs it)")
 
 
 @pytest.fixture
@@ -22,6 +22,7 @@ def bash(env, command):
     return env.step({"name": "bash", "arguments": {"command": command}})[0]
 
 
+@needs_bwrap
 def test_writes_outside_the_episode_fail(env, tmp_path):
     outside = tmp_path / "outside.txt"
     observation = bash(env, f"echo inside > inside.txt && cat inside.txt; echo x > {outside}; echo y > ~/home.txt; "
@@ -31,6 +32,7 @@ def test_writes_outside_the_episode_fail(env, tmp_path):
     assert "home.txt" in observation and "tmp.txt" in observation
 
 
+@needs_bwrap
 def test_no_network_not_even_loopback(env):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -44,6 +46,7 @@ def test_no_network_not_even_loopback(env):
     assert "connected" not in observation and ("ConnectionRefusedError" in observation or "OSError" in observation)
 
 
+@needs_bwrap
 def test_pdb_and_probes_work_inside(env):
     assert "Breakpoint 1 at calc.py:2" in env.step({"name": "pdb", "arguments": {"command": "b calc.py:2"}})[0]
     assert env.step({"name": "pdb", "arguments": {"command": "c"}})[0].endswith("[at calc.py:2] return a - b")
@@ -52,7 +55,26 @@ def test_pdb_and_probes_work_inside(env):
     assert "a = 2" in env.step({"name": "inspect", "arguments": {"at": "calc.py:2", "expr": ["a"]}})[0]
 
 
+@needs_bwrap
 @pytest.mark.parametrize("name", bundled_task_names())
 def test_every_bundled_task_passes_check_inside(name, cache_dir):
     report = check_task(load_task(name), cache_dir=cache_dir, sandbox="bwrap")
     assert report.ok, format_reports([report])
+
+
+@pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")
+@pytest.mark.parametrize("name", bundled_task_names()[::10])
+def test_bundled_tasks_pass_check_under_landlock(name, cache_dir):
+    report = check_task(load_task(name), cache_dir=cache_dir, sandbox="landlock")
+    assert report.ok, format_reports([report])
+
+
+@pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")
+def test_landlock_follows_the_folders_that_reset_makes_anew(make_env, calc_task):
+    env = make_env(calc_task, bash=True, sandbox="landlock")
+    for _ in range(2):
+        env.reset()
+        observation = env.step({"name": "bash", "arguments": {"command": "echo a > $TMPDIR/t && echo b > ~/h && "
+                                                                         "echo c > w && cat $TMPDIR/t ~/h w"}})[0]
+        assert observation.split() == ["a", "b", "c"], observation
+        assert env.step({"name": "eval"})[2] is False and "score 1/2" in env.step({"name": "eval"})[0]
