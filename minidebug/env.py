@@ -121,6 +121,7 @@ class DebugEnv:
             if hasattr(tool, "reset"):
                 tool.reset(self, self.config.keep_breakpoints)
         if not fresh:
+            self.confinement.kill_strays([self.workspace.dir])
             self.workspace.reset()
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
         self._steps = 0
@@ -193,6 +194,8 @@ class DebugEnv:
                 if hasattr(tool, "close"):
                     tool.close()
             if self.confinement is not None:
+                if self.workspace is not None:
+                    self.confinement.kill_strays([self.workspace.dir])
                 self.confinement.close()  # whatever escaped its process group
             if self.workspace is not None:
                 self.workspace.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import secrets
 import signal
 import time
 import uuid
@@ -20,6 +21,7 @@ from . import process
 from .process import Completed
 
 PR_SET_PDEATHSIG = 1
+STRAY_VARIABLE = "MINIDEBUG_EPISODE"
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 CGROUP_PREFIX = "minidebug-"
 MB = 1024 * 1024
@@ -43,6 +45,7 @@ class Confinement:
         self.sandbox, self.venv, self.readable = sandbox, venv, list(readable)
         self.cgroup = PidsCgroup(processes)
         self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], object]] = {}
+        self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
 
     def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
         """argv, inside bwrap when that is the sandbox, with only `writable` writable."""
@@ -100,6 +103,7 @@ class Confinement:
     def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, writable: list[Path],
             pass_fds: tuple[int, ...] = ()) -> tuple[Completed, str]:
         """Run argv confined (sandbox, limits); returns the result and its output with any limit named."""
+        env = {**env, STRAY_VARIABLE: self.token}
         completed = process.run(self.command(argv, writable, cwd), cwd=cwd, env=env, timeout=timeout,
                                 preexec=self.preexec(writable), pass_fds=pass_fds + self.inherited_fds(writable))
         return completed, "\n".join(filter(None, [completed.describe(timeout), self.note(completed)]))
@@ -116,6 +120,35 @@ class Confinement:
         if "Resource temporarily unavailable" in output or "fork: retry" in output:
             return f"[process limit of {self.processes} reached]"
         return ""
+
+    def kill_strays(self, folders: list[Path]) -> None:
+        """SIGKILL the episode's processes that left their process group (setsid, a double fork) where
+        neither bwrap's PID namespace nor a pids cgroup ends them: those whose environment carries this
+        confinement's token or whose working directory lies in one of `folders`. With a pids cgroup, every
+        process in it."""
+        if self.sandbox == "bwrap":
+            return  # killing a program's bwrap ends its whole PID namespace
+        if self.cgroup.path is not None:
+            self.cgroup.kill_all()
+            return
+        marker = f"{STRAY_VARIABLE}={self.token}".encode()
+        me = os.getpid()
+        for stat in process.all_processes():
+            if stat.pid == me or not stat.alive:
+                continue
+            try:
+                with open(f"/proc/{stat.pid}/environ", "rb") as handle:
+                    ours = marker in handle.read().split(b"\0")
+                if not ours:
+                    cwd = Path(os.readlink(f"/proc/{stat.pid}/cwd"))
+                    ours = any(cwd == folder or folder in cwd.parents for folder in folders)
+            except OSError:
+                continue
+            if ours:
+                try:
+                    os.kill(stat.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def close(self) -> None:
         self.cgroup.close()

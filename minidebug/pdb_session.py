@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from . import process
 
+from .limits import STRAY_VARIABLE
+
 if TYPE_CHECKING:
     from .limits import Confinement
 
@@ -66,6 +68,7 @@ class PdbSession:
         writable = [cwd, Path(env["HOME"]), Path(env["TMPDIR"])]
         keep: tuple[int, ...] = ()
         if confinement is not None:
+            env[STRAY_VARIABLE] = confinement.token
             command = confinement.command(command, writable, cwd)
             keep = confinement.inherited_fds(writable)
         self.child = _spawn(keep)(command[0], command[1:], cwd=str(cwd), env=env,

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from minidebug.process import all_processes
-from minidebug.sandbox import bwrap_works
+from minidebug.sandbox import bwrap_works, landlock_works
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 UNFIXED = 0.5
@@ -95,10 +95,16 @@ def _sleepers(tag: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed (.ci/run installs it)")
+SANDBOXES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bubblewrap")),
+             pytest.param("landlock", marks=pytest.mark.skipif(not landlock_works(), reason="no Landlock")), None]
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
 @pytest.mark.parametrize("how", ["bash", "pdb"])
-def test_a_process_that_changed_session_dies_with_the_reset(env, how):
-    tag = "4242.5" if how == "bash" else "4243.5"
+def test_a_process_that_changed_session_dies_with_the_reset(make_env, task_dir, how, sandbox):
+    env = make_env(task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc"), bash=True, sandbox=sandbox)
+    env.reset()
+    tag = f"{4242 + len(how)}.{len(str(sandbox))}"
     if how == "bash":
         bash(env, f"setsid sleep {tag} > /dev/null 2>&1 < /dev/null &")
     else:
@@ -127,3 +133,81 @@ def test_edit_keeps_encoding_newlines_and_refuses_invalid_text(env):
     observation = step(env, "edit", path="broken.py", old="x", new="y")[0]
     assert observation.startswith("error:") and "not valid utf-8 text" in observation
     assert (root / "broken.py").read_bytes() == b"x = '\xff\xfe'\n"
+
+
+HOSTILE_PROGRAMS = [
+    "mkfifo pipe; ln -s /dev/zero zero; ln -s loop_a loop_b; ln -s loop_b loop_a; ln -s / root_link",
+    "python -c \"open('big.txt', 'w').write('x' * 30_000_000)\"",
+    "printf 'x = 1\\n\\xff\\xfe bad\\n' > bad.py",
+    "rm -rf .git",
+    "echo 'gitdir: /nonexistent' > .git",
+    "setsid sleep 4244.5 > /dev/null 2>&1 < /dev/null & (sleep 4244.5 &) ; echo started",
+    "yes 'endless output'",
+    "python -c \"import os\nfor _ in range(20):\n    os.fork() or (__import__('time').sleep(3600))\" &",
+    "chmod 000 calc.py; mkdir -p locked && chmod 000 locked",
+    "python -c \"import os; os.makedirs('many', exist_ok=True); [open(f'many/f{i}.py', 'w').close() for i in range(3000)]\"",
+    "ln -sf /etc/passwd test_calc.py; ln -s ../../.. up",
+]
+TOOL_CALLS = [
+    ("view", {"path": "calc.py"}), ("view", {"path": "bad.py"}), ("view", {"path": "root_link/etc/passwd"}),
+    ("grep", {"pattern": "return"}), ("grep", {"pattern": "x+", "regex": True}), ("listdir", {"depth": 3}),
+    ("edit", {"path": "calc.py", "old": "a - b", "new": "a + b"}), ("edit", {"path": "bad.py", "old": "x", "new": "y"}),
+    ("edit", {"path": "up/escape.txt", "start": 1, "end": 0, "new_code": "x"}), ("eval", {}),
+    ("pdb", {"command": "b calc.py:2"}), ("pdb", {"command": "c"}), ("reset", {}),
+]
+
+
+def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env, task_dir, tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.conftest import descendants
+
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "keep.txt").write_text("unchanged")
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in canary.iterdir())
+    task = task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc")
+
+    @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(programs=st.lists(st.sampled_from(HOSTILE_PROGRAMS), min_size=1, max_size=3),
+           calls=st.lists(st.sampled_from(TOOL_CALLS), min_size=2, max_size=6))
+    def run(programs, calls):
+        env = make_env(task, bash=True, command_timeout=3, pdb_timeout=3, eval_timeout=20)
+        env.reset()
+        for program in programs:
+            assert finishes(lambda: bash(env, program), 60)
+        for name, arguments in calls:
+            if name == "reset":
+                assert finishes(env.reset, 60)
+                continue
+            result = []
+            assert finishes(lambda: result.append(env.step({"name": name, "arguments": arguments})), 120)
+            assert isinstance(result[0][0], str)
+        env.reset()
+        assert env.step({"name": "eval"})[1] == UNFIXED  # reset always brings back a clean base
+        env.close()
+        assert not descendants()
+        assert sorted((p.name, p.stat().st_mtime_ns) for p in canary.iterdir()) == before
+
+    run()
+
+
+@pytest.mark.parametrize("escape", ["setsid sleep {tag} > /dev/null 2>&1 < /dev/null &",  # found by its token
+                                    "env -i setsid sleep {tag} > /dev/null 2>&1 &"])  # by its working folder
+def test_without_namespace_or_cgroup_strays_are_found_by_token_or_folder(tmp_path, escape):
+    """What a non-root user without bwrap gets: no PID namespace, no pids cgroup."""
+    from minidebug.limits import Confinement, PidsCgroup
+
+    confinement = Confinement(4096, 60, 64, 64, None)
+    confinement.cgroup.close()
+    confinement.cgroup = PidsCgroup.existing(None)  # as where no cgroup can be made
+    tag = f"4250.{len(escape)}"
+    try:
+        confinement.run(["bash", "-c", escape.format(tag=tag) + " sleep 0.5"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
+                        timeout=10, writable=[tmp_path])
+        assert _sleepers(tag)  # it left the process group, so the run's own cleanup missed it
+        confinement.kill_strays([tmp_path])
+        assert finishes(lambda: _wait_gone(tag))
+    finally:
+        confinement.close()

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..calls import ToolOutput
 from ..errors import ToolError
+from ..safefs import read_entry
 
 if TYPE_CHECKING:
     from ..evaluate import EvalResult
@@ -78,13 +79,14 @@ class Tool:
         return self.Args.model_json_schema()
 
 
-def read_text(path: Path, shown: str) -> str:
-    """A worktree file's text, or a ToolError saying why it cannot be shown."""
+def read_bytes(root: Path, rel: str, shown: str) -> bytes:
+    """A worktree file's bytes (read without following any link), or a ToolError saying why not."""
+    path = root / rel
     if path.is_dir():
         raise ToolError(f"{shown}: is a directory (use listdir)")
-    if not path.is_file():
-        raise ToolError(f"{shown}: no such file")
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
+    entry = read_entry(root, rel) if rel != "." else None
+    if entry is None or entry[0] != "file":
+        raise ToolError(f"{shown}: no such file" if not path.exists() else f"{shown}: not a regular file")
+    if b"\0" in entry[1][:8192]:
         raise ToolError(f"{shown}: binary file")
-    return data.decode("utf-8", errors="replace")
+    return entry[1]

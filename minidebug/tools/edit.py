@@ -10,19 +10,18 @@ from pydantic import Field, model_validator
 
 from ..errors import ToolError
 from ..safefs import write_file
-from .base import Arguments, Episode, Tool, read_text
+from .base import Arguments, Episode, Tool, read_bytes
 
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
-def _load(path, shown: str) -> tuple[str, str, str]:
+def _load(root, rel: str, shown: str) -> tuple[str, str, str]:
     """A file's text with "\\n" newlines, its encoding (a PEP 263 cookie, else UTF-8) and its newline style.
 
     Raises:
         ToolError: the file is not valid text in its encoding (it is refused rather than rewritten).
     """
-    read_text(path, shown)  # the same refusals as view: folders, missing and binary files
-    data = path.read_bytes()
+    data = read_bytes(root, rel, shown)  # the same refusals as view: folders, missing and binary files
     encoding = "utf-8"
     for line in data.splitlines()[:2]:
         match = _CODING.match(line)
@@ -68,7 +67,7 @@ class Edit(Tool):
         rel = workspace.writable(args.path)
         path = workspace.path(rel)
         exists = path.exists()
-        before, encoding, newline = _load(path, args.path) if exists else ("", "utf-8", "\n")
+        before, encoding, newline = _load(workspace.root, rel, args.path) if exists else ("", "utf-8", "\n")
         lines = before.splitlines(keepends=True)
         if args.old is not None:
             start, end, replacement = self._snippet(rel, before, args.old, args.new)

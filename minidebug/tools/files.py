@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..safefs import read_entry
-from .base import Arguments, Episode, Tool, read_text
+from .base import Arguments, Episode, Tool, read_bytes
 
 VIEW_WINDOW = 200
 MAX_GREP_BYTES = 64 * 1024 * 1024  # read at most this much text in one grep
@@ -32,7 +32,7 @@ class View(Tool):
 
     def run(self, episode: Episode, args: Args) -> str:
         rel = episode.workspace.relative(args.path)
-        lines = read_text(episode.workspace.path(rel), args.path).splitlines()
+        lines = read_bytes(episode.workspace.root, rel, args.path).decode("utf-8", errors="replace").splitlines()
         total = len(lines)
         if total == 0:
             return f"{rel} is empty."
