@@ -44,6 +44,7 @@ class Breakpoint:
     condition: str = ""
     temporary: bool = False
     enabled: bool = True
+    funcname: str = ""  # set for `b function`: stops at the function's first line when it is called
 
 
 class PdbSession:
@@ -124,6 +125,13 @@ class PdbSession:
 
     def send_eof(self) -> None:
         self.child.sendeof()
+
+    def exit_code(self) -> int | None:
+        """How the child ended, once it has: -signal if a signal ended it, else its exit status."""
+        self.close()
+        if self.child.signalstatus is not None:
+            return -self.child.signalstatus
+        return self.child.exitstatus
 
     def close(self) -> None:
         """Kill the whole process group and reap the child. Idempotent."""

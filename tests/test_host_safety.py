@@ -211,3 +211,45 @@ def test_without_namespace_or_cgroup_strays_are_found_by_token_or_folder(tmp_pat
         assert finishes(lambda: _wait_gone(tag))
     finally:
         confinement.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops privileges, so it must start as root")
+def test_as_a_non_root_user_strays_die_too():
+    """As a user who can make no cgroup: the process that left its group is still found and killed."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from minidebug.limits import Confinement
+
+    work = Path(tempfile.mkdtemp(prefix="minidebug-nonroot-"))  # pytest's tmp_path is root's alone
+    os.chmod(work, 0o777)
+    tag = "4251.5"
+    pid = os.fork()
+    if pid == 0:  # the child: nobody, from here on
+        code = 1
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            confinement = Confinement(4096, 60, 64, 64, None)
+            try:
+                no_cgroup = confinement.cgroup.path is None
+                confinement.run(["bash", "-c", f"setsid sleep {tag} > /dev/null 2>&1 < /dev/null & sleep 0.5"],
+                                cwd=work, env={"PATH": "/usr/bin:/bin"}, timeout=10, writable=[work])
+                escaped = bool(_sleepers(tag))
+                confinement.kill_strays([work])
+                gone = finishes(lambda: _wait_gone(tag), 20)
+                code = 0 if (no_cgroup and escaped and gone) else 2
+            finally:
+                confinement.close()
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    try:
+        _, status = os.waitpid(pid, 0)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -254,3 +254,31 @@ def test_endless_printing_is_capped_and_interrupted(loop_env):
     assert "tokens left out of this observation" in observation
     assert env.budget.count(observation) <= 500
     assert int(pdb(env, "p i").splitlines()[0]) > 1000
+
+
+def test_function_breakpoints_keep_their_meaning_across_edits_and_restarts(loop_env):
+    env = loop_env()
+    assert "Breakpoint 1 at prog.py:1" in pdb(env, "b prog.py:count, n > 100")  # before prog is imported
+    assert "Breakpoint 2 at prog.py:1" in pdb(env, "tbreak prog.py:count")
+    assert "Disabled breakpoint 2" in pdb(env, "disable 2")
+    env.step({"name": "edit", "arguments": {"path": "prog.py", "start": 1, "end": 0, "new_code": "import os\n"}})
+    observation = pdb(env, "c")  # a fresh process: the function breakpoint stops in the body, when called
+    assert "restarted after the edit of prog.py" in observation
+    assert observation.endswith("[at prog.py:3] total = 0"), observation
+    assert pdb(env, "p n").startswith("300")  # the condition came along
+    listing = pdb(env, "b")
+    assert "stop only if n > 100" in listing and "del  no    at prog.py:2" in listing
+
+
+def test_b_file_function_reports_an_unknown_function(loop_env):
+    env = loop_env()
+    assert "no function 'nope' in prog.py" in pdb(env, "b prog.py:nope")
+
+
+@pytest.mark.parametrize("sandbox", ["auto", None])
+def test_a_session_ended_by_a_resource_limit_names_the_limit(loop_env, sandbox):
+    files = dict(LOOP, **{"prog.py": "while True:\n    pass\n"})
+    env = loop_env(files, cpu_seconds=1, pdb_timeout=20, sandbox=sandbox)
+    observation = pdb(env, "c")
+    assert "[stopped: CPU time limit of 1 s reached]" in observation, observation
+    assert "the program and its pdb session ended" in observation

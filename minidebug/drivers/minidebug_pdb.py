@@ -35,12 +35,38 @@ class Debugger(pdb.Pdb):
             while len(bdb.Breakpoint.bpbynumber) < item["number"]:
                 bdb.Breakpoint.bpbynumber.append(None)
             bdb.Breakpoint.next = item["number"]
-            error = self.set_break(item["file"], item["line"], item["temporary"], item["condition"] or None)
+            error = self.set_break(item["file"], item["line"], item["temporary"], item["condition"] or None,
+                                   item.get("funcname") or None)
             if error:
                 print(f"*** could not restore breakpoint {item['number']}: {error}")
             elif not item.get("enabled", True):
                 self.get_bpbynumber(item["number"]).disable()
         bdb.Breakpoint.next = len(bdb.Breakpoint.bpbynumber)
+
+    def do_break(self, arg, temporary=0):
+        """pdb's break, plus `b file.py:function` (or `file.py:Class.method`) before the module is imported."""
+        spec, comma, condition = arg.partition(",")
+        filename, colon, name = spec.strip().rpartition(":")
+        if colon and name and not name.strip().isdigit() and filename.endswith(".py"):
+            found = _function_line(filename, name.strip())
+            if found is None:
+                self.error(f"no function {name.strip()!r} in {filename}")
+                return
+            path, line = found
+            funcname = name.strip().rsplit(".", 1)[-1]
+            error = self.set_break(path, line, temporary, condition.strip() or None, funcname)
+            if error:
+                self.error(error)
+            else:
+                bp = self.get_breaks(path, line)[-1]
+                self.message(f"Breakpoint {bp.number} at {bp.file}:{bp.line}")
+            return
+        return super().do_break(arg, temporary)
+
+    do_b = do_break
+
+    def do_tbreak(self, arg):
+        self.do_break(arg, True)
 
     def sigint_handler(self, signum, frame):
         # pdb's own handler print()s, which fails ("reentrant call") when the signal lands inside the
@@ -62,6 +88,29 @@ class Debugger(pdb.Pdb):
     def postcmd(self, stop, line):
         self.prompt = f"{_MARKER}{self._location()}{_MARKER}\n"
         return super().postcmd(stop, line)
+
+
+def _function_line(filename, dotted):
+    """(canonical path, first line of its code object) of a function defined in a file, found by parsing it."""
+    import ast
+
+    path = os.path.abspath(filename)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    scope = tree.body
+    for part in dotted.split("."):
+        node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == part), None)
+        if node is None:
+            return None
+        scope = node.body
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])  # what co_firstlineno says
+    return os.path.realpath(path), first
 
 
 def main():

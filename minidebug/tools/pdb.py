@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ..errors import ToolError
+from ..process import Completed
 from ..pdb_session import Breakpoint, PdbSession, Reply
 from .base import Arguments, Episode, Tool
 
@@ -186,7 +187,10 @@ class Pdb(Tool):
         if reply.status == "timeout":
             reply = self._interrupt(reply, timeout)
         if reply.status == "eof":
+            code = self.session.exit_code()
             self._stop()
+            limit = episode.confinement.note(Completed(code, reply.output, False, 0.0)) if episode.confinement else ""
+            reply.output += f"\n{limit}" if limit else ""
             reply.output += "\n[the program and its pdb session ended; the next pdb command starts it again]"
         self._track(command, reply.output)
         if any(sign in reply.output for sign in FINISHED):
@@ -226,9 +230,15 @@ class Pdb(Tool):
         condition = ""
         if words[0] in ("b", "break", "tbreak") and len(words) > 1 and "," in words[1]:
             condition = words[1].split(",", 1)[1].strip()
+        funcname = ""
+        if words[0] in ("b", "break", "tbreak") and len(words) > 1:
+            spec = words[1].split(",", 1)[0].strip().rsplit(":", 1)[-1]
+            if not spec.isdigit():
+                funcname = spec.rsplit(".", 1)[-1]
         for match in _ADDED.finditer(output):
             number = int(match.group(1))
-            self.breakpoints[number] = Breakpoint(number, match.group(2), int(match.group(3)), condition, temporary)
+            self.breakpoints[number] = Breakpoint(number, match.group(2), int(match.group(3)), condition, temporary,
+                                                  funcname=funcname)
         for match in _DELETED.finditer(output):
             self.breakpoints.pop(int(match.group(1)), None)
         for match in _TOGGLED.finditer(output):
