@@ -18,7 +18,7 @@ from pathlib import Path
 from bench_core import print_table, row, timed
 
 import minidebug
-from minidebug import process, venvguard
+from minidebug import process, treeguard
 from minidebug.limits import Confinement
 from minidebug.sandbox import bwrap_works, landlock_works
 
@@ -56,9 +56,9 @@ def main() -> None:
                 rows.append(row(f"warm reset, sandbox={kind}", resets))
 
         venv = next(p for p in (cache / "venvs").iterdir() if p.is_dir())
-        fresh_guard = lambda: venvguard.VenvGuard(venv).intact()  # noqa: E731 - a new guard walks the venv
+        fresh_guard = lambda: treeguard.TreeGuard(venv).intact()  # noqa: E731 - a new guard walks the venv
         rows.append(row("venv check, first in a process (full fingerprint)", timed(fresh_guard, runs)))
-        guard = venvguard.guard(venv)
+        guard = treeguard.guard(venv)
         guard.intact()
         rows.append(row("venv check, every eval and reset (inotify)", timed(guard.intact, runs * 10)))
 

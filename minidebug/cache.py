@@ -18,6 +18,7 @@ from .errors import TaskError, WorkspaceError
 from .gitcmd import git
 from .locks import file_lock
 from .task import Task
+from .treeguard import record
 from .venv import ensure_venv
 
 BASE_REF = "refs/minidebug/base"
@@ -152,20 +153,39 @@ def _build_entry(task: Task, entry: Path) -> None:
     tree = git(task.repo, "write-tree", env=index_env).strip()
     commit = git(bare, "commit-tree", tree, "-m", f"{task.name}: base", env={"GIT_DIR": str(bare)}).strip()
     git(bare, "update-ref", BASE_REF, commit, env={"GIT_DIR": str(bare)})
-    eval_base = entry / "eval-base"
-    git(task.repo, "checkout-index", "--all", f"--prefix={eval_base}/", env=index_env)
-    eval_base.mkdir(exist_ok=True)
     (entry / "base.index").unlink()
-    for rel in hidden:
-        target = eval_base / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(task.repo / rel, target, follow_symlinks=False)
+    _write_eval_base(task, entry, commit, hidden)
     if task.solution is not None:
         _check_solution(task, bare, commit, entry)
     (entry / COMPLETE_MARKER).write_text(
         json.dumps({"base_commit": commit, "hidden_files": hidden, "readonly_files": readonly,
                     "test_files": [f for f in visible if _is_test_file(f)]})
     )
+
+
+def _write_eval_base(task: Task, entry: Path, commit: str, hidden: list[str]) -> None:
+    """The pristine tree every eval starts from: the base commit's files plus the hidden files."""
+    eval_base = entry / "eval-base"
+    shutil.rmtree(eval_base, ignore_errors=True)
+    eval_base.mkdir()
+    env = {"GIT_DIR": str(entry / "repo.git"), "GIT_WORK_TREE": str(eval_base),
+           "GIT_INDEX_FILE": str(entry / "eval-base.index")}
+    try:
+        git(eval_base, "read-tree", commit, env=env)
+        git(eval_base, "checkout-index", "--all", env=env)
+    finally:
+        (entry / "eval-base.index").unlink(missing_ok=True)
+    for rel in hidden:
+        target = eval_base / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(task.repo / rel, target, follow_symlinks=False)
+    record(eval_base)
+
+
+def repair_eval_base(task: Task, prepared: PreparedTask) -> None:
+    """Write the pristine eval tree again (after a program changed it), under the entry's lock."""
+    with file_lock(prepared.entry.with_suffix(".lock")):
+        _write_eval_base(task, prepared.entry, prepared.base_commit, list(prepared.hidden_files))
 
 
 def _is_test_file(rel: str) -> bool:

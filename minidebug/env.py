@@ -11,7 +11,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from . import cache, sandbox, venvguard
+from . import cache, sandbox, treeguard
 from .cache import PreparedTask
 from .counted import counted_tests
 from .budget import DEFAULT_ENCODING, Budget
@@ -240,6 +240,10 @@ class DebugEnv:
         assert self.workspace is not None and self.confinement is not None
         notes = ["the venv had been changed by a program and was rebuilt before this eval"] \
             if self._check_venv() else []
+        if not treeguard.guard(self.workspace.prepared.eval_base).intact():
+            self._tampered = True
+            cache.repair_eval_base(self.task, self.workspace.prepared)
+            notes.append("the task's pristine files had been changed by a program and were written again")
         return evaluate(self.workspace, self._counted(), self.limits.eval_timeout, self.confinement, notes)
 
     def _counted(self) -> tuple[str, ...]:
@@ -276,7 +280,7 @@ class DebugEnv:
                                   kind, prepared.venv, (prepared.drivers,))
         workspace = None
         try:
-            if not venvguard.guard(prepared.venv).intact():
+            if not treeguard.guard(prepared.venv).intact():
                 prepared = self._repair_venv(prepared)
             workspace = Workspace(self.task, prepared)
         except BaseException:
@@ -289,7 +293,7 @@ class DebugEnv:
     def _check_venv(self) -> bool:
         """Rebuild the venv if a program changed it; returns True (and flags info["tampered"]) if it did."""
         assert self.workspace is not None
-        if venvguard.guard(self.workspace.venv).intact():
+        if treeguard.guard(self.workspace.venv).intact():
             return False
         self.workspace.prepared = self._repair_venv(self.workspace.prepared)
         return True
@@ -298,7 +302,7 @@ class DebugEnv:
         self._tampered = True
         invalidate(prepared.venv)
         prepared = cache.prepare(self.task, self.config.cache_dir)
-        if not venvguard.guard(prepared.venv).intact():
+        if not treeguard.guard(prepared.venv).intact():
             raise WorkspaceError(f"{prepared.venv}: the venv changes as soon as it is rebuilt")
         return prepared
 

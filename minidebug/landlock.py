@@ -51,13 +51,14 @@ def abi() -> int:
 
 
 class Ruleset:
-    """A Landlock ruleset: `read` folders readable, `write` folders writable, everything else out of reach.
+    """A Landlock ruleset: `read` folders readable, `write` folders writable, the files under `devices`
+    readable and writable (no device can be made there), everything else out of reach.
 
     Raises:
         OSError: Landlock is not available, or a rule cannot be added.
     """
 
-    def __init__(self, read: list[Path], write: list[Path], hide: list[Path] = ()):
+    def __init__(self, read: list[Path], write: list[Path], hide: list[Path] = (), devices: list[Path] = ()):
         hide = [Path(h) for h in hide]
         version = abi()
         if version < 1:
@@ -78,6 +79,8 @@ class Ruleset:
                     self._allow(granted, READ_DIR if above_hidden else READ)
             for folder in write:
                 self._allow(Path(folder), self.all_fs)
+            for folder in devices:
+                self._allow(Path(folder), READ | WRITE_FILE)
         except BaseException:
             os.close(self.fd)
             raise

@@ -98,7 +98,7 @@ def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path):
 
     needed, hidden = interpreter_dirs(venv)
     read = [Path(d) for d in SYSTEM_DIRS + ("/proc",)] + [Path(d) for d in needed] + [venv, *readable]
-    return Ruleset(read=read, write=[*writable, Path("/dev")], hide=[Path(d) for d in hidden])
+    return Ruleset(read=read, write=writable, hide=[Path(d) for d in hidden], devices=[Path("/dev")])
 
 
 @lru_cache(maxsize=None)
@@ -115,7 +115,9 @@ def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if out.returncode != 0:
         raise WorkspaceError(f"cannot ask {base} for its folders: {out.stderr.strip()}")
     prefix, *site_dirs = out.stdout.split("\n")
-    needed = [str(Path(prefix).resolve())] + [str(Path(home).resolve())] if home else [prefix]
+    needed = [str(Path(prefix).resolve())]
+    if home:
+        needed.append(str(Path(home).resolve()))
     return tuple(dict.fromkeys(needed)), tuple(d for d in site_dirs if d and os.path.isdir(d))
 
 

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from .errors import WorkspaceError
 from .locks import file_lock
-from .venvguard import record
+from .treeguard import record
 
 COMPLETE_MARKER = ".minidebug-complete"
 

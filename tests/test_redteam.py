@@ -425,3 +425,15 @@ def test_random_hostile_sequences_never_reach_full_reward(cache_dir):
             assert env.step({"name": "eval"})[1] == base_rewards[name]
 
     run()
+
+
+def test_a_rewritten_pristine_tree_is_detected_and_written_again(make_env, calc):
+    env = make_env(calc, bash=True, sandbox=None)
+    env.reset()
+    pristine = env.workspace.prepared.eval_base
+    bash(env, f"sed -i 's/== 5/== -1/' {pristine}/test_calc.py && echo 'def add(a, b):\n    return a + b' "
+              f"> {pristine}/calc_forged.py")
+    reward, observation, info = evaluate(env)
+    assert reward == UNFIXED and info.get("tampered") is True, observation
+    assert "pristine files had been changed" in observation
+    assert "== 5" in (pristine / "test_calc.py").read_text() and not (pristine / "calc_forged.py").exists()

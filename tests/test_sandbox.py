@@ -78,3 +78,12 @@ def test_landlock_follows_the_folders_that_reset_makes_anew(make_env, calc_task)
                                                                          "echo c > w && cat $TMPDIR/t ~/h w"}})[0]
         assert observation.split() == ["a", "b", "c"], observation
         assert env.step({"name": "eval"})[2] is False and "score 1/2" in env.step({"name": "eval"})[0]
+
+
+@pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")
+def test_landlock_lets_devices_be_used_but_not_made(make_env, calc_task):
+    env = make_env(calc_task, bash=True, sandbox="landlock")
+    env.reset()
+    observation = env.step({"name": "bash", "arguments": {"command": "echo x > /dev/null && echo used; "
+                                                                     "mknod /dev/raw_disk b 8 0"}})[0]
+    assert "used" in observation and "Permission denied" in observation

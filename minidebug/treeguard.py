@@ -1,10 +1,11 @@
-"""Tamper detection for cached venvs: no episode may change a venv that a later episode uses.
+"""Tamper detection for cached trees that every episode shares: the venvs and the pristine eval trees.
 
-Inside the bwrap sandbox the venv is mounted read-only. Without it, a program of the episode could write a
-`.pth` file or a pytest plugin into site-packages and raise the score of every later episode. So a venv's
-fingerprint (every entry's name, type, size, mtime and ctime) is recorded when it is built, compared the
-first time a process uses it, and from then on every folder of the venv is watched with inotify: a check
-is one non-blocking read. Where inotify is unavailable each check walks the venv again.
+Inside a sandbox they are out of reach (the venv mounted read-only, the cache not there at all). Without
+one, a program of an episode could write a `.pth` file or a pytest plugin into a venv's site-packages, or
+rewrite a test in the pristine tree that eval starts from, and raise the score of every later episode. So a
+tree's fingerprint (every entry's name, type, size, mtime and ctime) is recorded when it is built, compared
+the first time a process uses it, and from then on every folder of the tree is watched with inotify: a check
+is one non-blocking read. Where inotify is unavailable each check walks the tree again.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ FINGERPRINT_SUFFIX = ".fingerprint"
 
 
 def fingerprint(venv: Path) -> str:
-    """A hash of the name, type, size, mtime and ctime of every entry below venv (links not followed)."""
+    """A hash of the name, type, size, mtime and ctime of every entry below a tree (links not followed)."""
     entries = []
     stack = [str(venv)]
     while stack:
@@ -42,7 +43,7 @@ def fingerprint(venv: Path) -> str:
 
 
 def record(venv: Path) -> None:
-    """Store the fingerprint of a venv that was just built (beside it, not inside it)."""
+    """Store the fingerprint of a tree that was just built (beside it, not inside it)."""
     venv.with_name(venv.name + FINGERPRINT_SUFFIX).write_text(fingerprint(venv))
 
 
@@ -72,8 +73,8 @@ class _Watch:
         os.close(self.fd)
 
 
-class VenvGuard:
-    """Says whether a venv still is as it was built. One per venv per process (see `guard`)."""
+class TreeGuard:
+    """Says whether a tree still is as it was built. One per tree per process (see `guard`)."""
 
     def __init__(self, venv: Path):
         self.venv = venv
@@ -82,7 +83,7 @@ class VenvGuard:
         self._armed = False
 
     def intact(self) -> bool:
-        """True if the venv is unchanged since it was built. Cheap after the first call in a process."""
+        """True if the tree is unchanged since it was built. Cheap after the first call in a process."""
         with self._lock:
             if self._armed and self._watch is not None:
                 if not self._watch.changed():
@@ -113,14 +114,14 @@ class VenvGuard:
         self._watch, self._armed = None, False
 
 
-_GUARDS: dict[Path, VenvGuard] = {}
+_GUARDS: dict[Path, TreeGuard] = {}
 _GUARDS_LOCK = threading.Lock()
 
 
-def guard(venv: Path) -> VenvGuard:
-    """The process's guard of this venv (made on first use; watches are shared by every env of the venv)."""
+def guard(tree: Path) -> TreeGuard:
+    """The process's guard of this tree (made on first use; shared by every env that uses the tree)."""
     with _GUARDS_LOCK:
-        found = _GUARDS.get(venv)
+        found = _GUARDS.get(tree)
         if found is None:
-            found = _GUARDS[venv] = VenvGuard(venv)
+            found = _GUARDS[tree] = TreeGuard(tree)
         return found
