@@ -17,7 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
-from . import process
+from . import process, seccomp
 from .process import Completed
 
 PR_SET_PDEATHSIG = 1
@@ -46,6 +46,9 @@ class Confinement:
         self.cgroup = PidsCgroup(processes)
         self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], object]] = {}
         self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
+        self._stay_in_group = None
+        if sandbox != "bwrap" and seccomp.available():  # without a PID namespace the group must hold
+            self._stay_in_group = seccomp.StayInGroup()
 
     def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
         """argv, inside bwrap when that is the sandbox, with only `writable` writable."""
@@ -61,6 +64,7 @@ class Confinement:
         cgroup = self.cgroup.path
         memory, cpu, fsize, nproc = self.memory_mb * MB, self.cpu_seconds, self.file_size_mb * MB, self.processes
         ruleset = self._ruleset(writable) if self.sandbox == "landlock" else None
+        stay_in_group = self._stay_in_group
 
         def apply() -> None:
             if cgroup is not None:
@@ -78,6 +82,8 @@ class Confinement:
                 pass
             if ruleset is not None:
                 ruleset.restrict()
+            if stay_in_group is not None:
+                stay_in_group.apply()
 
         return apply
 
@@ -122,8 +128,9 @@ class Confinement:
         return ""
 
     def kill_strays(self, folders: list[Path]) -> None:
-        """SIGKILL the episode's processes that left their process group (setsid, a double fork) where
-        neither bwrap's PID namespace nor a pids cgroup ends them: those whose environment carries this
+        """SIGKILL the episode's processes that left their process group where neither bwrap's PID namespace
+        nor a pids cgroup ends them (the seccomp filter keeps programs in their group; this is the net
+        behind it, and the only one where seccomp is not available): those whose environment carries this
         confinement's token or whose working directory lies in one of `folders`. With a pids cgroup, every
         process in it."""
         if self.sandbox == "bwrap":
