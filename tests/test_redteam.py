@@ -437,3 +437,28 @@ def test_a_rewritten_pristine_tree_is_detected_and_written_again(make_env, calc)
     assert reward == UNFIXED and info.get("tampered") is True, observation
     assert "pristine files had been changed" in observation
     assert "== 5" in (pristine / "test_calc.py").read_text() and not (pristine / "calc_forged.py").exists()
+
+
+def test_a_task_can_hand_a_harness_file_back_to_the_agent(make_env, task_dir):
+    """agent_owned: a task whose bug is in its own conftest.py lets the agent fix it there."""
+    files = dict(CALC, **{"conftest.py": "import pytest\n\n@pytest.fixture\ndef base():\n    return 1\n"})
+    toml = CALC_TOML + 'agent_owned = ["conftest.py"]\n'
+    env = make_env(task_dir(files, toml, CALC_PATCH, name="owned"), bash=True)
+    env.reset()
+    edited = env.step({"name": "edit", "arguments": {"path": "conftest.py", "old": "return 1", "new": "return 2"}})[0]
+    assert not edited.startswith("error:"), edited
+    write(env, "conftest.py", FORGING_CONFTEST)  # handed back means used: here, to forge
+    reward, observation, _ = evaluate(env)
+    assert reward == 1.0 and "task's own version" not in observation
+
+
+def test_a_read_only_file_turned_into_a_link_out_is_restored_without_touching_the_target(make_env, calc, tmp_path):
+    canary = tmp_path / "canary.txt"
+    canary.write_text("keep me")
+    env = make_env(calc, bash=True, sandbox=None)
+    env.reset()
+    bash(env, f"rm test_calc.py && ln -s {canary} test_calc.py")
+    reward, observation, _ = evaluate(env)
+    assert reward == UNFIXED, observation
+    env.reset()
+    assert canary.read_text() == "keep me" and not (env.workspace.root / "test_calc.py").is_symlink()
