@@ -120,6 +120,10 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         reader.join(timeout=5)
     finally:
         child.close()
+        try:
+            host.shutdown(socket.SHUT_RDWR)  # wakes the reader even if a stray process still holds the other end
+        except OSError:
+            pass
         host.close()
     report = _parse(b"".join(received), nonce.encode())
     if report is None:
