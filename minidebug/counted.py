@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from .cache import PreparedTask
-from .errors import TaskError, WorkspaceError
+from .errors import TaskError
+from .evaltree import copy_pristine
 from .evaluate import run_pytest
 from .gitcmd import git
 from .limits import Confinement
@@ -56,10 +56,7 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
     work = Path(tempfile.mkdtemp(prefix="minidebug-count-"))
     try:
         tree, scratch = work / "tree", work / "scratch"
-        copied = subprocess.run(["cp", "-a", "--", f"{prepared.eval_base}/.", str(tree)], capture_output=True,
-                                text=True)
-        if copied.returncode != 0:
-            raise WorkspaceError(f"could not copy the task's base: {copied.stderr.strip()}")
+        copy_pristine(prepared.eval_base, tree)
         scratch.mkdir()
         extra: tuple[str, ...] = ()
         if task.solution is not None:

@@ -33,6 +33,18 @@ def _link_stays_inside(rel: str, target: str) -> bool:
     return True
 
 
+def copy_pristine(eval_base: Path, tree: Path) -> None:
+    """Copy the task's pristine tree to `tree` (a new folder), modes and links as they are.
+
+    Raises:
+        WorkspaceError: the copy failed.
+    """
+    copied = subprocess.run(["cp", "-a", "--", f"{eval_base}/.", str(tree)], capture_output=True, text=True)
+    if copied.returncode != 0:
+        shutil.rmtree(tree, ignore_errors=True)
+        raise WorkspaceError(f"could not copy the task's pristine tree: {copied.stderr.strip()}")
+
+
 def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]:
     """Copy the agent's changes from the worktree onto `tree`, except what `harness` owns; returns notes
     on what was left out."""
@@ -53,8 +65,7 @@ def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]
             notes.append(f"not used by eval: {rel} (a symlink that points outside the project)")
             continue
         if kind == "file":
-            base = workspace.base_text(rel) if rel.rsplit("/", 1)[-1] == "pyproject.toml" else None
-            refusal = harness.refuses_text(rel, base, data.decode("utf-8", errors="replace"))
+            refusal = harness.refuses_text(rel, data.decode("utf-8", errors="replace"), workspace.base_text)
             if refusal:
                 refused.append(rel)
                 continue
@@ -76,11 +87,7 @@ def eval_tree(workspace: Workspace, harness: Harness) -> Iterator[tuple[Path, li
     """
     tree = workspace.dir / "eval"
     remove_entry(workspace.dir, "eval")
-    copied = subprocess.run(["cp", "-a", "--", f"{workspace.prepared.eval_base}/.", str(tree)],
-                            capture_output=True, text=True)
-    if copied.returncode != 0:
-        shutil.rmtree(tree, ignore_errors=True)
-        raise WorkspaceError(f"could not make the eval tree: {copied.stderr.strip()}")
+    copy_pristine(workspace.prepared.eval_base, tree)
     try:
         yield tree, lay_changes(workspace, tree, harness)
     finally:

@@ -14,7 +14,7 @@ import secrets
 import shlex
 import socket
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import TaskError
@@ -203,6 +203,5 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None)
         finally:
             remove_entry(workspace.dir, "eval-scratch")
-    output = run.output.replace(str(tree) + "/", "").replace(str(tree), ".")
-    run = PytestRun(run.outcomes, output, run.collect_errors, run.collected)
+    run = replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."))
     return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)

@@ -9,6 +9,7 @@ hooks) decide the score as much as the tests do. Eval always takes them from the
 from __future__ import annotations
 
 import sys
+from typing import Callable
 
 from .globs import GlobSet
 
@@ -52,11 +53,12 @@ class Harness:
             return True
         return self._globs.match(rel) and not self.agent_owned.match(rel)
 
-    def refuses_text(self, rel: str, base: str | None, new: str) -> str | None:
-        """Why the agent may not give `rel` the text `new` (None: it may). For files whose rules look inside."""
+    def refuses_text(self, rel: str, new: str, base_text: Callable[[str], str | None]) -> str | None:
+        """Why the agent may not give `rel` the text `new` (None: it may). For files whose rules look inside;
+        `base_text(rel)` (the file at the base) is only asked for those."""
         if rel.rsplit("/", 1)[-1] != PYPROJECT or self.agent_owned.match(rel):
             return None
-        if pytest_table(new) != pytest_table(base or ""):
+        if pytest_table(new) != pytest_table(base_text(rel) or ""):
             return "its [tool.pytest…] tables configure the test run, which belongs to the task"
         return None
 

@@ -15,7 +15,9 @@ import secrets
 import signal
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from . import process, seccomp
 from .process import Completed
@@ -25,6 +27,16 @@ STRAY_VARIABLE = "MINIDEBUG_EPISODE"
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 CGROUP_PREFIX = "minidebug-"
 MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A confined program, ready to start (see `Confinement.prepare`)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec: Callable[[], None]
+    pass_fds: tuple[int, ...]
 
 
 class Confinement:
@@ -106,12 +118,18 @@ class Confinement:
                                                                      venv=self.venv))
         return found[1]
 
+    def prepare(self, argv: list[str], env: dict[str, str], writable: list[Path], cwd: Path) -> Launch:
+        """What it takes to start argv confined: the command line, the environment (with the episode's
+        token), the function to run before exec and the descriptors it needs."""
+        return Launch(self.command(argv, writable, cwd), {**env, STRAY_VARIABLE: self.token},
+                      self.preexec(writable), self.inherited_fds(writable))
+
     def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, writable: list[Path],
             pass_fds: tuple[int, ...] = ()) -> tuple[Completed, str]:
         """Run argv confined (sandbox, limits); returns the result and its output with any limit named."""
-        env = {**env, STRAY_VARIABLE: self.token}
-        completed = process.run(self.command(argv, writable, cwd), cwd=cwd, env=env, timeout=timeout,
-                                preexec=self.preexec(writable), pass_fds=pass_fds + self.inherited_fds(writable))
+        launch = self.prepare(argv, env, writable, cwd)
+        completed = process.run(launch.argv, cwd=cwd, env=launch.env, timeout=timeout, preexec=launch.preexec,
+                                pass_fds=pass_fds + launch.pass_fds)
         return completed, "\n".join(filter(None, [completed.describe(timeout), self.note(completed)]))
 
     def note(self, completed: Completed) -> str:

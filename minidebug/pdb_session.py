@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING
 
 from . import process
 
-from .limits import STRAY_VARIABLE
-
 if TYPE_CHECKING:
     from .limits import Confinement
 
@@ -66,16 +64,13 @@ class PdbSession:
         env["MINIDEBUG_PDB_BREAKS"] = json.dumps(
             [vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])
         command = [str(python), "-m", "minidebug_pdb", *argv]
-        writable = [cwd, Path(env["HOME"]), Path(env["TMPDIR"])]
-        keep: tuple[int, ...] = ()
+        preexec, keep = None, ()
         if confinement is not None:
-            env[STRAY_VARIABLE] = confinement.token
-            command = confinement.command(command, writable, cwd)
-            keep = confinement.inherited_fds(writable)
+            launch = confinement.prepare(command, env, [cwd, Path(env["HOME"]), Path(env["TMPDIR"])], cwd)
+            command, env, preexec, keep = launch.argv, launch.env, launch.preexec, launch.pass_fds
         self.child = _spawn(keep)(command[0], command[1:], cwd=str(cwd), env=env,
                                   encoding="utf-8", codec_errors="replace", echo=False,
-                                  dimensions=(50, 500), use_poll=True,
-                                  preexec_fn=confinement.preexec(writable) if confinement is not None else None)
+                                  dimensions=(50, 500), use_poll=True, preexec_fn=preexec)
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
         self.child.sendline(token)  # the marker's secret part: never in the program's env, argv or files
         self._leftover = ""

@@ -138,11 +138,10 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
         confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes)
         try:
             for command in commands:
-                result = process.run(shlex.split(command), cwd=cwd or Path(scratch), env=env, timeout=1800,
-                                     preexec=confinement.preexec([]))
+                result, output = confinement.run(shlex.split(command), cwd=cwd or Path(scratch), env=env,
+                                                 timeout=1800, writable=[])
                 if result.returncode != 0:
-                    raise WorkspaceError(f"setup command {command!r} failed:\n"
-                                         f"{result.describe(1800).strip()[-4000:]}{confinement.note(result)}")
+                    raise WorkspaceError(f"setup command {command!r} failed:\n{output.strip()[-4000:]}")
         finally:
             confinement.close()
 

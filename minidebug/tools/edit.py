@@ -89,7 +89,7 @@ class Edit(Tool):
         after = "".join(lines[: start - 1] + new_lines + lines[end:])
         if after == before and exists:
             return f"{rel}: no change."
-        refusal = workspace.harness.refuses_text(rel, workspace.base_text(rel), after)
+        refusal = workspace.harness.refuses_text(rel, after, workspace.base_text)
         if refusal:
             raise ToolError(f"{args.path}: refused: {refusal}")
         try:
