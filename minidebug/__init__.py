@@ -54,6 +54,7 @@ def make(
     terminate_on_success: bool = True,
     keep_breakpoints: bool = False,
     sandbox: str | None = "auto",
+    strategy: str = "debug",
     encoding: str | None = None,
     cache_dir: Any = None,
 ) -> DebugEnv:
@@ -75,6 +76,9 @@ def make(
             part only, for machines without user namespaces; raises where it cannot run) or None.
             Inside bwrap a program sees the system folders, its interpreter and the task's venv
             read-only, its own worktree, HOME and TMPDIR writable, a private /tmp, and no network.
+        strategy: "debug" (every tool; the default), "rewrite" (no pdb, trace or inspect) or
+            "debug-after-N" (those three unlocked by the env after the agent's N-th successful edit; that
+            observation names them and `tool_schemas()` then includes them).
         encoding: tiktoken encoding for budgets (default: cl100k_base, offline).
         cache_dir: cache for bare repos and venvs.
 
@@ -99,7 +103,7 @@ def make(
     overrides = {key: value for key, value in overrides.items() if value is not None}
     config: dict[str, Any] = {"terminate_on_success": terminate_on_success, "max_seconds": max_seconds,
                               "keep_breakpoints": keep_breakpoints, "sandbox": sandbox,
-                              "cache_dir": cache_dir}
+                              "cache_dir": cache_dir, "strategy": strategy}
     if tools is not None:
         config["tools"] = tuple(tools)
     if bash and "bash" not in config.get("tools", ()):

@@ -29,17 +29,24 @@ class EpisodeSpec:
 
     @property
     def id(self) -> str:
-        return episode_id(self.task_name, self.agent, self.seed)
+        return episode_id(self.task_name, self.agent, self.seed, self.make_options.get("strategy", "debug"))
 
 
 def plan(tasks: Iterable[Task], agents: Iterable[str], seeds: Iterable[int],
          agent_options: dict[str, dict[str, Any]] | None = None,
-         make_options: dict[str, Any] | None = None) -> list[EpisodeSpec]:
-    """Every (task, agent, seed) combination, in a stable order."""
+         make_options: dict[str, Any] | None = None, strategies: Iterable[str] = ("debug",)) -> list[EpisodeSpec]:
+    """Every (task, agent, strategy, seed) combination, in a stable order.
+
+    Raises:
+        ValueError: an unknown strategy.
+    """
+    from .strategies import parse_strategy
+
     agent_options = agent_options or {}
+    names = list(dict.fromkeys(parse_strategy(s).name for s in strategies))
     return [EpisodeSpec(str(task.root), task.name, agent, seed, dict(agent_options.get(agent, {})),
-                        dict(make_options or {}))
-            for task in tasks for agent in agents for seed in seeds]
+                        {**(make_options or {}), "strategy": strategy})
+            for task in tasks for agent in agents for strategy in names for seed in seeds]
 
 
 def finished_results(out_dir: Path) -> dict[str, dict[str, Any]]:

@@ -83,6 +83,24 @@ class ToolCall:
         data = block.model_dump() if hasattr(block, "model_dump") else block
         return cls.parse({"name": data.get("name"), "arguments": data.get("input") or {}, "id": data.get("id")})
 
+    @classmethod
+    def parse_text(cls, text: str, schemas: Any = None) -> list[ToolCall]:
+        """The tool calls written in a model's text answer, in order, for models without native tool calling.
+
+        Reads `<tool_call>{json}</tool_call>`, `<function=name><parameter=arg>value</parameter></function>`
+        and fenced JSON blocks (see minidebug.textcalls).
+
+        Args:
+            text: the model's raw answer.
+            schemas: optional tool schemas (e.g. `env.tool_schemas()`), to type `<parameter=…>` values.
+
+        Raises:
+            ToolError: no tool call in the text, or a malformed one (the message shows the accepted shapes).
+        """
+        from .textcalls import parse_text
+
+        return [cls.parse(call) for call in parse_text(text, schemas)]
+
     def to_dict(self) -> dict[str, Any]:
         """The call as plain JSON-ready data."""
         data: dict[str, Any] = {"name": self.name, "arguments": dict(self.arguments)}

@@ -16,14 +16,16 @@ def _run(args: argparse.Namespace) -> int:
     from .runner import select_tasks
 
     options = {
-        "llm": {"model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env},
+        "llm": {"model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env,
+                "provider": args.provider, "tool_format": args.tool_format,
+                "prompt": str(args.prompt) if args.prompt else None},
         "replay": {"trajectory": str(args.trajectory) if args.trajectory else None},
     }
     for agent in args.agent:
         load_agent(agent)(**options.get(agent, {}))  # bad names and options fail before any episode
     if (args.resume or args.rerun_failed) and args.out is None:
         raise ValueError("--resume and --rerun-failed need --out (the folder of the earlier run)")
-    specs = plan(select_tasks(args.tasks), args.agent, range(args.seeds), options)
+    specs = plan(select_tasks(args.tasks), args.agent, range(args.seeds), options, strategies=args.strategy)
     specs = select(specs, args.out, args.resume, args.rerun_failed)
     jobs = args.jobs or os.cpu_count() or 1
     with Progress(len(specs), jobs) as progress:
@@ -47,6 +49,15 @@ def _import(args: argparse.Namespace) -> int:
 
     made = import_exercism(args.path, args.out)
     print(f"{len(made)} task(s) written to {args.out}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .export import export_sft
+
+    out = args.out or Path("sft.jsonl")
+    count = export_sft(args.runs, out, args.solved_only)
+    print(f"{count} episode(s) written to {out}")
     return 0
 
 
@@ -98,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
                             help="task folder paths, bundled task names or globs of names (default: all bundled)")
     run_parser.add_argument("--agent", nargs="+", default=["oracle"], metavar="AGENT",
                             help="agents to run: oracle (default, offline), llm, replay")
+    run_parser.add_argument("--strategy", nargs="+", default=["debug"], metavar="STRATEGY",
+                            help="debug (every tool; default), rewrite (no pdb, trace or inspect), debug-after-N "
+                                 "(those unlocked after N edits); several run side by side")
     run_parser.add_argument("--seeds", type=int, default=1, metavar="N", help="episodes per task and agent (seeds 0..N-1)")
     run_parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: the number of cores)")
     run_parser.add_argument("--resume", action="store_true", help="skip episodes already finished in --out")
@@ -108,8 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--out", type=Path, help="folder for JSONL trajectories and results.json")
     run_parser.add_argument("--model", help="llm agent: model name")
     run_parser.add_argument("--base-url", help="llm agent: OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
-    run_parser.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                            help="llm agent: environment variable holding the API key (default: OPENAI_API_KEY)")
+    run_parser.add_argument("--provider", choices=["openai", "anthropic"], default="openai",
+                            help="llm agent: an OpenAI-compatible endpoint (default) or Anthropic's Messages API")
+    run_parser.add_argument("--api-key-env", help="llm agent: environment variable holding the API key "
+                                                 "(default: OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+    run_parser.add_argument("--tool-format", choices=["native", "text"], default="native",
+                            help="llm agent: native function calls, or tool calls written in the answer's text")
+    run_parser.add_argument("--prompt", type=Path, help="llm agent: a system prompt template file (default: the "
+                                                       "strategy's own)")
     run_parser.add_argument("--trajectory", type=Path, help="replay agent: the JSONL trajectory to play back")
     run_parser.set_defaults(handler=_run)
 
@@ -134,6 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
     import_parser.add_argument("path", type=Path)
     import_parser.add_argument("--out", type=Path, default=Path("tasks-exercism"), help="where the tasks go")
     import_parser.set_defaults(handler=_import)
+
+    export_parser = commands.add_parser("export", help="turn recorded runs into other formats")
+    export_parser.add_argument("kind", choices=["sft"], help="sft: chat fine-tuning JSONL with the tool schemas")
+    export_parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folders (--out of minidebug run)")
+    export_parser.add_argument("--solved-only", action="store_true", help="only the episodes that were solved")
+    export_parser.add_argument("--out", type=Path, help="the JSONL file to write (default: sft.jsonl)")
+    export_parser.set_defaults(handler=_export)
 
     mcp_parser = commands.add_parser("mcp", help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
     mcp_parser.add_argument("task", help="task folder path or bundled task name")

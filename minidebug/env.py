@@ -19,6 +19,7 @@ from .calls import ToolCall, ToolOutput
 from .errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from .evaluate import EvalResult, evaluate
 from .limits import Confinement
+from .strategies import parse_strategy
 from .task import Limits, Task
 from .tools import DEFAULT_TOOLS, TOOLS, load_tool, unknown_tool_message
 from .tools.base import Tool
@@ -44,6 +45,8 @@ class EnvConfig(BaseModel):
         keep_breakpoints: keep pdb breakpoints across reset() (mapped back to the base files).
         sandbox: "auto" (bwrap, else Landlock, else none with a warning), "bwrap" or "landlock" (never
             without it), or None.
+        strategy: "debug" (every tool), "rewrite" (no pdb, trace or inspect) or "debug-after-N" (those
+            three unlocked after the N-th successful edit); see minidebug.strategies.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -55,6 +58,12 @@ class EnvConfig(BaseModel):
     max_seconds: Optional[float] = None
     keep_breakpoints: bool = False
     sandbox: Optional[Literal["auto", "bwrap", "landlock"]] = "auto"
+    strategy: str = "debug"
+
+    @field_validator("strategy")
+    @classmethod
+    def _strategy(cls, name: str) -> str:
+        return parse_strategy(name).name
 
     @field_validator("tools")
     @classmethod
@@ -78,7 +87,8 @@ class DebugEnv:
         self.task = task
         self.limits = limits
         self.config = config
-        self.tools: dict[str, Tool] = {name: load_tool(name) for name in config.tools}
+        self.strategy = parse_strategy(config.strategy)
+        self.tools: dict[str, Tool] = {name: load_tool(name) for name in self.strategy.start_tools(config.tools)}
         self.workspace: Workspace | None = None
         self.confinement: Confinement | None = None
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
@@ -87,6 +97,8 @@ class DebugEnv:
         self._done = False
         self._closed = False
         self._tampered = False
+        self._announce: list[str] = []
+        self._edits = 0
         self.counted: tuple[str, ...] | None = None
         self._lock = threading.RLock()
 
@@ -120,6 +132,7 @@ class DebugEnv:
         for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
             if hasattr(tool, "reset"):
                 tool.reset(self, self.config.keep_breakpoints)
+        self._restore_tools()
         if not fresh:
             self.confinement.kill_strays([self.workspace.dir])
             self.workspace.reset()
@@ -172,13 +185,22 @@ class DebugEnv:
             extra["error"] = str(exc)
         if isinstance(output, str):
             output = ToolOutput(output)
+        if extra.get("tool") == "edit" and "error" not in extra:
+            self._edits += 1
+            if self._edits == self.strategy.unlock_after_edits:
+                self.enable_tools(self.strategy.unlocked_tools(self.config.tools))
         if output.score is not None:
             reward = output.score / output.max_score if output.max_score else 0.0
             extra.update(score=output.score, max_score=output.max_score)
             terminated = output.submitted or (
                 self.config.terminate_on_success and bool(output.max_score) and output.score == output.max_score
             )
-        observation, tokens = self.budget.fit(self._normalize(output.text))
+        text = self._normalize(output.text)
+        if self._announce:
+            extra["tools_enabled"] = self._announce
+            text += "\n\n" + self._announcement(self._announce)
+            self._announce = []
+        observation, tokens = self.budget.fit(text)
         self.budget.charge(tokens)
         truncated = not terminated and self._out_of_budget(extra)
         self._done = terminated or truncated
@@ -223,6 +245,31 @@ class DebugEnv:
         from .tools.schemas import tool_schemas
 
         return tool_schemas(list(self.tools.values()), provider)
+
+    def enable_tools(self, names: list[str] | tuple[str, ...]) -> list[str]:
+        """Make more tools available from the next step on, until the next reset().
+
+        The next observation ends with a note naming the new tools and what they do, and
+        `tool_schemas()` includes them from now on (`info["tools_enabled"]` lists them on that step).
+
+        Args:
+            names: registered tool names; those already enabled are ignored.
+
+        Returns:
+            The names that were newly enabled.
+
+        Raises:
+            ValueError: an unknown tool name (the closest is suggested).
+        """
+        with self._lock:
+            for name in names:
+                if name not in TOOLS:
+                    raise ValueError(unknown_tool_message(name, TOOLS))
+            added = [name for name in dict.fromkeys(names) if name not in self.tools]
+            for name in added:
+                self.tools[name] = load_tool(name)
+            self._announce += added
+            return added
 
     def report_usage(self, tokens: int) -> None:
         """Charge model tokens (prompt + completion) to the episode budget."""
@@ -305,6 +352,24 @@ class DebugEnv:
         if not treeguard.guard(prepared.venv).intact():
             raise WorkspaceError(f"{prepared.venv}: the venv changes as soon as it is rebuilt")
         return prepared
+
+    def _restore_tools(self) -> None:
+        """Back to the configured tool set: tools enabled during the episode are closed and dropped."""
+        start = self.strategy.start_tools(self.config.tools)
+        for name in [name for name in self.tools if name not in start]:
+            tool = self.tools.pop(name)
+            if hasattr(tool, "close"):
+                tool.close()
+        self._announce = []
+        self._edits = 0
+
+    def _announcement(self, names: list[str]) -> str:
+        def arguments(tool: Tool) -> str:
+            return ", ".join(tool.Args.model_fields)
+
+        tools = "\n".join(f"- {name}({arguments(self.tools[name])}): {self.tools[name].description}"
+                          for name in names)
+        return f"[new tools available from now on]\n{tools}"
 
     def _introduction(self) -> str:
         tools = "\n".join(f"- {tool.name}: {tool.description}" for tool in self.tools.values())

@@ -99,13 +99,17 @@ def test_llm_agent_solves_a_task_through_the_protocol(server, calc_task, cache_d
     assert result.tokens > 21  # the completion tokens were charged to the budget
 
 
-def test_extra_tool_calls_in_one_answer_are_answered_not_run(server, calc_task, cache_dir):
-    chat = server(completion(("listdir", {"path": None, "depth": None}), ("submit", {})), completion(("submit", {})))
+def test_several_tool_calls_in_one_answer_run_in_order_each_answered(server, calc_task, cache_dir):
+    chat = server(completion(("listdir", {"path": None, "depth": None}), ("view", {"path": "calc.py", "start": None,
+                                                                                  "end": None})),
+                  completion(("submit", {})))
     result = run_episode(load_task(calc_task), "llm", None,
                          {"model": "m", "base_url": chat.url}, cache_dir=cache_dir)
-    assert result.steps == 2
+    assert result.steps == 3 and len(chat.requests) == 2
     messages = chat.requests[1]["body"]["messages"]
-    assert [m.get("tool_call_id") for m in messages if m["role"] == "tool"] == ["call_1", "call_0"]
+    answers = [m for m in messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in answers] == ["call_0", "call_1"]
+    assert "calc.py" in answers[0]["content"] and "def add(a, b):" in answers[1]["content"]
 
 
 def test_auth_error_is_clear(server, calc_task, cache_dir):
@@ -140,3 +144,55 @@ def test_context_budget_shortens_old_observations_then_drops_turns():
         if message["role"] == "tool":
             index = fitted.index(message)
             assert fitted[index - 1]["tool_calls"][0]["id"] == message["tool_call_id"]
+
+
+def anthropic_message(*calls, text=None):
+    content = [{"type": "text", "text": text}] if text else []
+    content += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": arguments}
+                for i, (name, arguments) in enumerate(calls)]
+    return 200, {"id": "msg_1", "type": "message", "role": "assistant", "model": "scripted", "content": content,
+                 "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
+                 "usage": {"input_tokens": 120, "output_tokens": 9}}
+
+
+def test_anthropic_messages_api_solves_a_task(server, calc_task, cache_dir, monkeypatch, tmp_path):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    chat = server(
+        anthropic_message(("view", {"path": "calc.py"}), ("edit", {"path": "calc.py", "old": "a - b", "new": "a + b"}),
+                          text="Looking, then fixing."),
+        anthropic_message(("eval", {})),
+    )
+    options = {"model": "claude-scripted", "base_url": chat.url.removesuffix("/v1"), "provider": "anthropic"}
+    result = run_episode(load_task(calc_task), "llm", tmp_path, options, cache_dir=cache_dir, sandbox=None)
+    assert result.solved and result.steps == 3, result
+    first, second = chat.requests[0], chat.requests[1]
+    assert first["path"] == "/v1/messages" and first["body"]["model"] == "claude-scripted"
+    assert "debugging a Python project" in first["body"]["system"]
+    assert {t["name"] for t in first["body"]["tools"]} >= {"pdb", "edit"} and "input_schema" in first["body"]["tools"][0]
+    roles = [m["role"] for m in second["body"]["messages"]]
+    assert roles == ["user", "assistant", "user"]  # both tool results in one user turn
+    results = second["body"]["messages"][2]["content"]
+    assert [(b["type"], b["tool_use_id"]) for b in results] == [("tool_result", "toolu_0"), ("tool_result", "toolu_1")]
+    assert "def add(a, b):" in results[0]["content"] and "a + b" in results[1]["content"]
+    assert [b["type"] for b in second["body"]["messages"][1]["content"]] == ["text", "tool_use", "tool_use"]
+    assert result.tokens > 18  # output tokens charged
+
+
+def test_text_tool_calls_for_models_without_function_calling(server, calc_task, cache_dir, tmp_path):
+    chat = server(
+        completion(content="I will read the file first.\n<tool_call>\n<function=view>\n<parameter=path>\ncalc.py\n"
+                           "</parameter>\n<parameter=start>\n1\n</parameter>\n</function>\n</tool_call>"),
+        completion(content="Hmm, what now?"),  # no call: the agent answers with the accepted shapes
+        completion(content='```json\n{"name": "edit", "arguments": {"path": "calc.py", "old": "a - b", '
+                           '"new": "a + b"}}\n```\n<tool_call>{"name": "eval", "arguments": {}}</tool_call>'),
+    )
+    result = run_episode(load_task(calc_task), "llm", tmp_path, {"model": "m", "base_url": chat.url,
+                                                                 "tool_format": "text"},
+                         cache_dir=cache_dir, sandbox=None)
+    assert result.solved and result.steps == 3, result
+    first, last = chat.requests[0]["body"], chat.requests[-1]["body"]
+    assert "tools" not in first and "<tool_call>" in first["messages"][0]["content"]
+    assert "- view(path, start?, end?)" in first["messages"][0]["content"]
+    assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert last["messages"][3]["content"].startswith("Observation:\n") and "1  def add" in last["messages"][3]["content"]
+    assert last["messages"][5]["content"].startswith("error: no tool call found in the answer")

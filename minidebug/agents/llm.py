@@ -1,29 +1,31 @@
-"""An agent backed by any OpenAI-compatible chat-completions endpoint, with native tool calling.
+"""An agent backed by a chat model: OpenAI-compatible endpoints or Anthropic's Messages API.
 
-Needs the `[llm]` extra (the `openai` SDK). Works with OpenAI, vLLM, Ollama and llama.cpp servers:
-point `base_url` at them. The conversation is kept inside a context budget: the system prompt, the
-task and the last turns always stay; older observations are shortened first, then dropped.
+Needs the `[llm]` extra (the `openai` SDK) or the `[anthropic]` extra. Tool calls are native function
+calls, or text (`tool_format="text"`) for models without them, read by `ToolCall.parse_text`. The
+system prompt is a template per strategy (`prompts/<strategy>.txt`, `$unlock_after` filled in), or a file
+of the user's. The conversation is kept inside a context budget: the system prompt, the task and the
+last turns always stay; older observations are shortened first, then dropped.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections import deque
+from pathlib import Path
+from string import Template
 from typing import Any
 
 from ..budget import Budget
 from ..calls import ToolCall
-from ..errors import MinidebugError
+from ..errors import MinidebugError, ToolError
+from ..textcalls import FORMATS_HELP
+from .clients import make_client
 
-SYSTEM_PROMPT = (
-    "You are debugging a Python project. Use the tools to find and fix the bug the user reports: "
-    "set breakpoints and inspect state with pdb, read and edit files, and run eval to check the tests. "
-    "Call exactly one tool per turn. Call submit when every test passes."
-)
+PROMPTS = Path(__file__).with_name("prompts")
 KEEP_LAST_TURNS = 4
 SHORTENED_CHARS = 300
 MAX_NUDGES = 2
+TOOL_FORMATS = ("native", "text")
 
 
 class LLMAgent:
@@ -31,85 +33,116 @@ class LLMAgent:
 
     Args:
         model: the model name the endpoint serves.
-        base_url: the endpoint (default: the SDK's, i.e. OpenAI); e.g. http://localhost:8000/v1 for vLLM.
-        api_key_env: environment variable holding the key (local servers accept any value).
+        base_url: the endpoint (default: the SDK's); e.g. http://localhost:8000/v1 for vLLM.
+        provider: "openai" (chat completions; any compatible server) or "anthropic" (Messages API).
+        api_key_env: environment variable holding the key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY;
+            local servers accept any value).
+        tool_format: "native" function calling, or "text" tool calls parsed from the answer.
+        prompt: a system prompt template file to use instead of the strategy's own.
         context_tokens: how many tokens of conversation to send at most.
         max_retries: retries, with backoff, on 429 and 5xx answers.
-        temperature: sampling temperature.
+        temperature: sampling temperature (OpenAI-compatible endpoints; the Anthropic API takes none).
+        max_tokens: most tokens in one answer (the Anthropic API needs it).
         timeout: seconds for one request.
     """
 
-    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+    def __init__(self, model: str, base_url: str | None = None, provider: str = "openai",
+                 api_key_env: str | None = None, tool_format: str = "native", prompt: str | Path | None = None,
                  context_tokens: int = 32_000, max_retries: int = 5, temperature: float = 0.0,
-                 timeout: float = 120.0):
-        try:
-            from openai import OpenAI
-        except ImportError:
-            raise MinidebugError("the llm agent needs the openai SDK: pip install 'minidebug[llm]'") from None
+                 max_tokens: int = 4096, timeout: float = 120.0):
         if not model:
             raise MinidebugError("the llm agent needs a model name (--model)")
-        self.model = model
-        self.temperature = temperature
+        if tool_format not in TOOL_FORMATS:
+            raise MinidebugError(f"unknown tool format {tool_format!r}; choose one of {', '.join(TOOL_FORMATS)}")
+        if prompt is not None and not Path(prompt).is_file():
+            raise MinidebugError(f"prompt template {prompt}: no such file")
+        self.client = make_client(provider, model, base_url, api_key_env, max_retries, timeout, temperature,
+                                  max_tokens)
+        self.provider, self.tool_format, self.prompt = provider, tool_format, prompt
         self.context_tokens = context_tokens
-        api_key = os.environ.get(api_key_env) or ("not-needed" if base_url else None)
-        if api_key is None:
-            raise MinidebugError(f"no API key: set {api_key_env} (or give --base-url for a local server)")
-        self.client = OpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
         self.messages: list[dict[str, Any]] = []
         self._pending: deque[ToolCall] = deque()
         self._awaiting: str | None = None  # id of the tool call whose observation comes next
+        self._recorded = 0  # messages already handed out in an exchange record
+        self._exchange: dict[str, Any] | None = None
         self._counter = Budget(10**12, 10**12)
 
     def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         self.env = env
-        self.tools = env.tool_schemas("openai")
-        self.messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": observation}]
+        self.messages = [{"role": "system", "content": self.system_prompt(env)},
+                         {"role": "user", "content": observation}]
         self._pending.clear()
-        self._awaiting = None
+        self._awaiting, self._recorded, self._exchange = None, 0, None
+
+    def system_prompt(self, env: Any) -> str:
+        """The strategy's template (or the user's file) with its fields filled in."""
+        strategy = env.strategy
+        path = Path(self.prompt) if self.prompt else PROMPTS / f"{strategy.family}.txt"
+        text = Template(path.read_text(encoding="utf-8")).safe_substitute(
+            unlock_after=strategy.unlock_after_edits or 0, strategy=strategy.name).strip()
+        if self.tool_format == "text":
+            signatures = "\n".join(f"- {signature(schema)}" for schema in env.tool_schemas("anthropic"))
+            text += ("\n\nCall a tool by writing it in your answer; several calls run in order. "
+                     f"To call a tool, {FORMATS_HELP}. The tools and their arguments (? = optional):\n"
+                     f"{signatures}")
+        return text
 
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
         if self._awaiting is not None:
-            self.messages.append({"role": "tool", "tool_call_id": self._awaiting, "content": observation})
+            if self.tool_format == "text":
+                self.messages.append({"role": "user", "content": f"Observation:\n{observation}"})
+            else:
+                self.messages.append({"role": "tool", "tool_call_id": self._awaiting, "content": observation})
             self._awaiting = None
         if not self._pending:
             self._ask()
         call = self._pending.popleft()
-        self._awaiting = call.id
+        self._awaiting = call.id or "text"
         return call
+
+    def take_exchange(self) -> dict[str, Any] | None:
+        """What the model was sent and answered since the last exchange, for the step just returned by
+        `act` (None when that step's call came from an earlier answer): the new messages in order (the
+        model's answers among them), the usage as the endpoint reported it, and how the context was fitted."""
+        exchange, self._exchange = self._exchange, None
+        return exchange
 
     # -- internals ------------------------------------------------------------------------
     def _ask(self) -> None:
-        from openai import APIConnectionError, APIStatusError, AuthenticationError
-
+        usage: list[dict[str, Any]] = []
         for _ in range(MAX_NUDGES + 1):
-            try:
-                response = self.client.chat.completions.create(
-                    model=self.model, messages=self._fitted(), tools=self.tools, temperature=self.temperature)
-            except AuthenticationError as exc:
-                raise MinidebugError(f"the endpoint refused the API key (HTTP 401): {exc.message}") from None
-            except APIStatusError as exc:
-                raise MinidebugError(f"the endpoint answered HTTP {exc.status_code}: {exc.message}") from None
-            except APIConnectionError as exc:
-                raise MinidebugError(f"cannot reach the model endpoint: {exc}") from None
-            if response.usage is not None:
-                self.env.report_usage(response.usage.completion_tokens or 0)
-            message = response.choices[0].message
-            tool_calls = list(message.tool_calls or [])
-            self.messages.append(_assistant_message(message.content, tool_calls))
-            if tool_calls:
-                for index, tool_call in enumerate(tool_calls):
-                    try:
-                        call = ToolCall.from_openai(tool_call)
-                    except Exception:  # malformed arguments: let the env answer with an error observation
-                        call = ToolCall(tool_call.function.name or "", {}, tool_call.id)
-                    if index > 0:  # only one call per turn is run; answer the others at once
-                        self.messages.append({"role": "tool", "tool_call_id": tool_call.id,
-                                              "content": "error: call one tool per turn; this call was not run"})
-                        continue
-                    self._pending.append(call)
+            native = self.tool_format == "native"
+            schemas = self.env.tool_schemas(self.provider)
+            fitted, history = self._fitted(), len(self.messages)
+            reply = self.client.complete(fitted, schemas if native else None)
+            self.env.report_usage(reply.completion_tokens)
+            usage.append(reply.usage)
+            self.messages.append(reply.message)
+            calls, problem = self._calls(reply.message, schemas)
+            if calls:
+                self._pending.extend(calls)
+                self._exchange = {"messages": self.messages[self._recorded:], "usage": usage,
+                                  "context": {"messages_sent": len(fitted), "messages_in_history": history}}
+                self._recorded = len(self.messages)
                 return
-            self.messages.append({"role": "user", "content": "Please respond by calling one of the tools."})
+            self.messages.append({"role": "user", "content": problem})
         raise MinidebugError(f"the model gave no tool call in {MAX_NUDGES + 1} answers in a row")
+
+    def _calls(self, message: dict[str, Any], schemas: list[dict[str, Any]]) -> tuple[list[ToolCall], str]:
+        """The tool calls of an answer, or the message that asks the model again."""
+        if self.tool_format == "text":
+            try:
+                calls = ToolCall.parse_text(message.get("content") or "", schemas)
+            except ToolError as exc:
+                return [], f"error: {exc}"
+            return [ToolCall(c.name, c.arguments, f"text_{i}") for i, c in enumerate(calls)], ""
+        calls = []
+        for tool_call in message.get("tool_calls", []):
+            try:
+                calls.append(ToolCall.from_openai(tool_call))
+            except ToolError:  # malformed arguments: let the env answer with an error observation
+                calls.append(ToolCall(tool_call["function"]["name"] or "", {}, tool_call["id"]))
+        return calls, "Please respond by calling one of the tools."
 
     def _fitted(self) -> list[dict[str, Any]]:
         """The conversation, shortened to the context budget: older observations first, then old turns."""
@@ -121,13 +154,13 @@ class LLMAgent:
             if total <= self.context_tokens:
                 return messages
             message = messages[index]
-            if message["role"] == "tool" and len(message["content"]) > SHORTENED_CHARS:
+            if message["role"] in ("tool", "user") and len(message["content"] or "") > SHORTENED_CHARS:
                 before = count(message)
                 message["content"] = message["content"][:SHORTENED_CHARS] + "\n[observation shortened]"
                 total -= before - count(message)
         while total > self.context_tokens and protected > 2:
-            end = 3  # drop the oldest turn: an assistant message and the tool answers that follow it
-            while end < protected and messages[end]["role"] == "tool":
+            end = 3  # drop the oldest turn: an assistant message and the answers that follow it
+            while end < protected and messages[end]["role"] != "assistant":
                 end += 1
             total -= sum(count(m) for m in messages[2:end])
             del messages[2:end]
@@ -140,11 +173,8 @@ class LLMAgent:
         return starts[-KEEP_LAST_TURNS] if len(starts) >= KEEP_LAST_TURNS else (starts[0] if starts else len(messages))
 
 
-def _assistant_message(content: str | None, tool_calls: list[Any]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-            for c in tool_calls
-        ]
-    return message
+def signature(schema: dict[str, Any]) -> str:
+    """`name(arg, optional?)` of an Anthropic-shaped tool schema."""
+    required = schema["input_schema"].get("required", [])
+    names = [name if name in required else f"{name}?" for name in schema["input_schema"].get("properties", {})]
+    return f"{schema['name']}({', '.join(names)})"

@@ -1,0 +1,74 @@
+"""Runs as training data: chat fine-tuning JSONL built from recorded trajectories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from .trajectory import read_trajectory
+
+
+def trajectories(runs: list[Path]) -> Iterator[tuple[Path, list[dict[str, Any]]]]:
+    """(path, records) of every complete trajectory in the run folders (or trajectory files), in name order.
+
+    Raises:
+        ValueError: a run folder or file does not exist.
+    """
+    for run in runs:
+        run = Path(run)
+        if not run.exists():
+            raise ValueError(f"{run}: no such run folder or trajectory")
+        for path in sorted(run.glob("*.jsonl")) if run.is_dir() else [run]:
+            records = read_trajectory(path)
+            if records and records[0].get("type") == "header" and records[-1].get("type") == "result":
+                yield path, records
+
+
+def conversation(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chat as the model saw it, rebuilt from the steps' exchange records (system prompt first,
+    the model's last answer last); empty when the agent recorded none (e.g. the oracle)."""
+    messages: list[dict[str, Any]] = []
+    for record in records:
+        if record.get("type") == "step" and record.get("model"):
+            messages += record["model"]["messages"]
+    return messages
+
+
+def offered_tools(records: list[dict[str, Any]]) -> list[str]:
+    """Every tool the episode offered: those at the start and those unlocked on the way."""
+    names = list(records[0].get("tools", []))
+    for record in records:
+        names += (record.get("info") or {}).get("tools_enabled", []) if record.get("type") == "step" else []
+    return list(dict.fromkeys(names))
+
+
+def sft_examples(runs: list[Path], solved_only: bool = False) -> Iterator[dict[str, Any]]:
+    """One chat fine-tuning example per recorded episode: {"messages", "tools", "metadata"}."""
+    from .tools import TOOLS, load_tool
+    from .tools.schemas import tool_schemas
+
+    for path, records in trajectories(runs):
+        header, result = records[0], records[-1]
+        messages = conversation(records)
+        if not messages or (solved_only and not result.get("solved")):
+            continue
+        tools = [load_tool(name) for name in offered_tools(records) if name in TOOLS]
+        yield {"messages": messages, "tools": tool_schemas(tools, "openai"),
+               "metadata": {"episode": path.stem, "task": header.get("task"), "task_set": header.get("task_set"),
+                            "agent": header.get("agent"), "strategy": header.get("strategy", "debug"),
+                            "model": header.get("model"), "solved": bool(result.get("solved")),
+                            "reward": result.get("reward"), "steps": result.get("steps")}}
+
+
+def export_sft(runs: list[Path], out: Path, solved_only: bool = False) -> int:
+    """Write the examples to `out` as JSONL; returns how many were written."""
+    count = 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for example in sft_examples(runs, solved_only):
+            handle.write(json.dumps(example, ensure_ascii=False) + "\n")
+            count += 1
+    tmp.replace(out)
+    return count
