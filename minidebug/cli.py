@@ -61,6 +61,17 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from .report import build_report, text_summary
+
+    if args.text:
+        print(text_summary(args.runs))
+        return 0
+    report = build_report(args.runs, args.out)
+    print(f"{len(report.episodes)} episode(s) of {len(report.runs)} run(s) written to {args.out}")
+    return 0
+
+
 def _mcp(args: argparse.Namespace) -> int:
     from .integrations.mcp_server import main as serve
 
@@ -161,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     export_parser.add_argument("--solved-only", action="store_true", help="only the episodes that were solved")
     export_parser.add_argument("--out", type=Path, help="the JSONL file to write (default: sft.jsonl)")
     export_parser.set_defaults(handler=_export)
+
+    report_parser = commands.add_parser("report", help="one self-contained HTML page of runs (pip install "
+                                                       "'minidebug[report]'), or --text")
+    report_parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folders (--out of minidebug run)")
+    report_parser.add_argument("--out", type=Path, default=Path("report.html"), help="default: report.html")
+    report_parser.add_argument("--text", action="store_true", help="print the summary in the terminal instead")
+    report_parser.set_defaults(handler=_report)
 
     mcp_parser = commands.add_parser("mcp", help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
     mcp_parser.add_argument("task", help="task folder path or bundled task name")

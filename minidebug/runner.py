@@ -97,7 +97,7 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
                     "task": task.name, "task_path": str(task.root), "task_hash": task.content_hash(),
                     "task_set": task_set(task), "agent": agent_name, "strategy": strategy, "model": model,
                     "seed": seed, "limits": env.limits.model_dump(), "tools": list(env.tools),
-                    "observation": observation})
+                    "observation": observation, "tokens_used": info["tokens_used"]})
             agent = load_agent(agent_name)(**options)
             agent.start(env, observation, info)
             terminated = truncated = False

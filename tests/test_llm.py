@@ -14,10 +14,10 @@ from minidebug.task import load_task
 
 
 class ChatServer:
-    """Plays back scripted replies: each is (status, body) — a body of tool calls becomes a completion."""
+    """Plays back scripted replies, each (status, body); or, given a function, answers body -> (status, body)."""
 
     def __init__(self, replies):
-        self.replies = list(replies)
+        self.replies = replies if callable(replies) else list(replies)
         self.requests = []
         server = self
 
@@ -29,7 +29,10 @@ class ChatServer:
                 length = int(self.headers.get("Content-Length", 0))
                 server.requests.append({"path": self.path, "body": json.loads(self.rfile.read(length)),
                                         "auth": self.headers.get("Authorization")})
-                status, body = server.replies.pop(0) if server.replies else (500, {"error": {"message": "no more"}})
+                if callable(server.replies):
+                    status, body = server.replies(server.requests[-1]["body"])
+                else:
+                    status, body = server.replies.pop(0) if server.replies else (500, {"error": {"message": "no more"}})
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -66,7 +69,7 @@ def server():
     servers = []
 
     def factory(*replies):
-        servers.append(ChatServer(replies))
+        servers.append(ChatServer(replies[0] if len(replies) == 1 and callable(replies[0]) else replies))
         return servers[-1]
 
     yield factory
