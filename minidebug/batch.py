@@ -183,10 +183,13 @@ def write_results(out_dir: Path) -> None:
 
 
 def summary(results: list[EpisodeResult]) -> str:
-    """Per task: episodes, solve rate, mean steps, tokens and seconds; then the total."""
+    """Per task (and per agent and strategy, when a run has several): episodes, solve rate, mean steps, tokens
+    and seconds; then the total."""
+    arms = {(r.agent, r.strategy) for r in results}
     by_task: dict[str, list[EpisodeResult]] = {}
     for result in results:
-        by_task.setdefault(result.task, []).append(result)
+        key = result.task if len(arms) < 2 else f"{result.task} [{result.agent} {result.strategy}]"
+        by_task.setdefault(key, []).append(result)
     width = max([len(t) for t in by_task] + [5])
     header = f"{'task':<{width}}  episodes  solved  rate    steps   tokens  seconds"
     lines = [header, "-" * len(header)]

@@ -49,7 +49,8 @@ def replay(path: Path, cache_dir: Path | None = None) -> tuple[list[Mismatch], l
                         f"then, {task.content_hash()} now)")
     limits = header.get("limits", {})
     mismatches = []
-    with minidebug.make(task, tools=header.get("tools"), cache_dir=cache_dir, **limits) as env:
+    with minidebug.make(task, tools=header.get("tools"), strategy=header.get("strategy", "debug"), cache_dir=cache_dir,
+                        **limits) as env:
         observation, _ = env.reset(seed=0)
         if "observation" in header and observation != header["observation"]:
             mismatches.append(Mismatch(0, "observation", header["observation"], observation))

@@ -6,6 +6,7 @@ import pytest
 
 import minidebug
 from minidebug.export import conversation, export_sft
+from minidebug.replay import replay
 from minidebug.runner import run_episode
 from minidebug.strategies import parse_strategy
 from minidebug.task import load_task
@@ -125,6 +126,9 @@ def test_unlock_reaches_the_model_and_the_trajectory_reads_back_without_it(serve
     chat_log = conversation(records)  # exactly the messages of the last request, plus the last answer
     assert chat_log[:-1] == second["messages"]
     assert [c["function"]["name"] for c in chat_log[-1]["tool_calls"]] == ["pdb", "eval"]
+
+    mismatches, _ = replay(tmp_path / f"{result.id}.jsonl", cache_dir=cache_dir)
+    assert mismatches == []  # the replay gets the same strategy, so the same unlock on the same step
 
     out = tmp_path / "sft.jsonl"
     assert export_sft([tmp_path], out) == 1
