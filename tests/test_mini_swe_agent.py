@@ -72,6 +72,9 @@ def test_only_the_agents_commands_reach_the_tools(cache_dir):
         output = env.execute({"command": "md view '{bad json'"})
         assert output["returncode"] == 1
         assert env.execute({"command": "  "})["returncode"] == 2
+        direct = env.execute({"command": "md view tree.py 1 3"})  # a bare md call needs no shell
+        through_bash = env.execute({"command": "true && md view tree.py 1 3"})
+        assert direct == through_bash and direct["output"].startswith("tree.py (lines 1-3 of 24)")
         with pytest.raises(Exception) as info:
             env.execute({"command": "cat ../../bridge/tools.sock; md submit"})
         assert type(info.value).__name__ == "Submitted"

@@ -1,6 +1,6 @@
 """minidebug in inspect_ai (extra `[inspect]`): a sandbox provider, the debugging tools, and a ready Task.
 
-    inspect eval minidebug/integrations/inspect_ai.py@minidebug_tasks -T tasks='sum_*' --model openai/gpt-4.1
+    inspect eval minidebug/minidebug_tasks -T tasks='sum_*' --model openai/gpt-4.1
 
 - `sandbox="minidebug"` works in any inspect Task (the provider is registered through inspect's `inspect_ai`
   entry point). Each sample gets its own episode: a worktree of the task named by the sample's metadata

@@ -16,6 +16,8 @@ eval scores the final state and `Submitted` ends the agent's loop, carrying the 
 
 from __future__ import annotations
 
+import re
+import shlex
 from typing import Any
 
 from minisweagent.exceptions import Submitted
@@ -23,6 +25,8 @@ from minisweagent.exceptions import Submitted
 from .shell_tools import ToolBridge
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}*?\[\]~#!\n\\\"']|^\s*\w+=")
+QUOTED = re.compile(r"'[^']*'|\"[^\"$`\\]*\"")  # quoted text the shell passes on as it is
 
 
 class MinidebugEnvironment:
@@ -58,9 +62,14 @@ class MinidebugEnvironment:
         command = action.get("command", "") if isinstance(action, dict) else str(action)
         if not command.strip():
             return {"output": "error: empty command", "returncode": 2, "exception_info": ""}
-        if cwd:
-            command = f"cd {_quote(cwd)} && {command}"
-        returncode, output = self.bridge.run(command, float(timeout or self.timeout))
+        words = _md_words(command)
+        if words is not None and not cwd:  # a bare `md ...`: what the shell would do, without starting one
+            ok, text = self.bridge.call(words)
+            returncode, output = (0 if ok else 1), text + "\n"
+        else:
+            if cwd:
+                command = f"cd {shlex.quote(cwd)} && {command}"
+            returncode, output = self.bridge.run(command, float(timeout or self.timeout))
         result = {"output": output, "returncode": returncode, "exception_info": ""}
         if self.bridge.submitted is None and output.lstrip().startswith(SUBMIT_MARKER) and returncode == 0:
             self.bridge.call(["submit"])
@@ -98,7 +107,13 @@ class MinidebugEnvironment:
         self.close()
 
 
-def _quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
+def _md_words(command: str) -> list[str] | None:
+    """The arguments of a command that is one plain `md` invocation (no expansion, redirection or second
+    command for a shell to act on), else None."""
+    if SHELL_SYNTAX.search(QUOTED.sub("x", command)):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[1:] if words and words[0] == "md" else None

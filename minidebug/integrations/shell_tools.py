@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import ToolError
 
 SHIM = """#!/bin/sh
-exec python -c '
+exec python -I -S -c '
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:

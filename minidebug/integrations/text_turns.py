@@ -49,6 +49,7 @@ class TextTurns:
         self.turns = 0
         self.done = False
         self.reward = 0.0
+        self._schemas: tuple[tuple[str, ...], list[dict[str, Any]]] = ((), [])
 
     def play(self, text: str) -> Turn:
         """Run the tool calls in `text`; after the episode ended, every turn says so and gives no reward."""
@@ -58,7 +59,7 @@ class TextTurns:
         observations: list[str] = []
         info: dict[str, Any] = {}
         try:
-            calls = ToolCall.parse_text(text, self.env.tool_schemas())
+            calls = ToolCall.parse_text(text, self._tool_schemas())
         except ToolError as exc:
             calls, info["error"] = [], str(exc)
             observations.append(f"error: {exc}")
@@ -81,6 +82,13 @@ class TextTurns:
             self.reward = self._reward(result.score, result.max_score)
             info = {**info, "score": result.score, "max_score": result.max_score, "final_eval": True}
         return Turn("\n\n".join(observations), self.reward, True, info)
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        """The env's tool schemas, made again only when its tools change (an unlock)."""
+        names = tuple(self.env.tools)
+        if self._schemas[0] != names:
+            self._schemas = (names, self.env.tool_schemas())
+        return self._schemas[1]
 
     def _reward(self, score: int, max_score: int) -> float:
         if not max_score:
