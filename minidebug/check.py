@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .agents.oracle import OracleAgent
+from .breakable import changed_regions, probe_line, scopes
 from .counted import gold_failures
 from .patch import parse_patch
 from .task import Task
@@ -18,24 +19,32 @@ CHECKS = ("fails", "oracle", "reset", "pdb", "hidden")
 class CheckReport:
     task: str
     results: dict[str, str] = field(default_factory=dict)  # check -> "ok" or what went wrong
+    probe: str = ""  # the file:line the pdb check stopped at
 
     @property
     def ok(self) -> bool:
         return all(value == "ok" for value in self.results.values())
 
 
-def _first_changed_line(task: Task) -> tuple[str, int]:
+def probe_target(task: Task, root: Path) -> tuple[str, int]:
+    """Where the pdb check stops: in the first changed Python file that compiles, the line that executes
+    nearest to the change (see minidebug.breakable).
+
+    Raises:
+        ValueError: the solution changes no existing Python code.
+    """
     for file_patch in parse_patch(task.solution.read_text(encoding="utf-8")):
-        if file_patch.old_path is None:
+        if file_patch.old_path is None or not file_patch.old_path.endswith(".py"):
             continue
-        for hunk in file_patch.hunks:
-            line = hunk.old_start
-            for text in hunk.lines:
-                if text.startswith("-"):
-                    return file_patch.old_path, line
-                if text.startswith(" "):
-                    line += 1
-    raise ValueError("the solution changes no existing line")
+        try:
+            source = (root / file_patch.old_path).read_text(encoding="utf-8")
+            found = scopes(source, file_patch.old_path)
+        except (OSError, UnicodeError, SyntaxError, ValueError):
+            continue
+        line = probe_line(found, changed_regions(file_patch))
+        if line is not None:
+            return file_patch.old_path, line
+    raise ValueError("the solution changes no existing Python code that compiles")
 
 
 def _solve(env: Any) -> float:
@@ -86,11 +95,12 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
 
         def pdb() -> str:
             env.reset()
-            path, line = _first_changed_line(task)
+            path, line = probe_target(task, env.workspace.root)
+            report.probe = f"{path}:{line}"
             env.step({"name": "pdb", "arguments": {"command": f"b {path}:{line}"}})
             observation = env.step({"name": "pdb", "arguments": {"command": "c"}})[0]
             return "ok" if observation.rstrip().splitlines()[-1].startswith(f"[at {path}:{line}]") else \
-                f"the entrypoint never stops at {path}:{line}"
+                f"the entrypoint never stops at {path}:{line}, the line that runs nearest to the gold patch's change"
 
         def hidden() -> str:
             env.reset()
@@ -114,10 +124,10 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
 
 def format_reports(reports: list[CheckReport]) -> str:
     width = max([len(r.task) for r in reports] + [4])
-    lines = [f"{'task':<{width}}  " + "  ".join(f"{c:<6}" for c in CHECKS)]
+    lines = [f"{'task':<{width}}  " + "  ".join(f"{c:<6}" for c in CHECKS) + "  pdb stopped at"]
     for report in reports:
         marks = "  ".join(f"{'ok' if report.results.get(c) == 'ok' else 'FAIL':<6}" for c in CHECKS)
-        lines.append(f"{report.task:<{width}}  {marks}")
+        lines.append(f"{report.task:<{width}}  {marks}  {report.probe}".rstrip())
         lines += [f"  {c}: {report.results[c]}" for c in CHECKS if report.results.get(c) not in (None, "ok")]
     passed = sum(r.ok for r in reports)
     lines.append(f"{passed}/{len(reports)} tasks pass every check")

@@ -1,5 +1,6 @@
 """`minidebug check` over every bundled task, and on tasks built to fail each check."""
 
+import re
 import subprocess
 import sys
 
@@ -42,7 +43,8 @@ def test_cli_prints_a_table_and_fails_on_a_bad_task(task_dir, cache_dir):
                           env={**__import__("os").environ, "MINIDEBUG_CACHE": str(cache_dir)})
     assert done.returncode == 1
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["task", "fails", "oracle", "reset", "pdb", "hidden"]
-    assert lines[1].split() == ["off_by_one", "ok", "ok", "ok", "ok", "ok"]
+    assert lines[0].split() == ["task", "fails", "oracle", "reset", "pdb", "hidden", "pdb", "stopped", "at"]
+    assert lines[1].split()[:6] == ["off_by_one", "ok", "ok", "ok", "ok", "ok"]
+    assert re.fullmatch(r"\S+\.py:\d+", lines[1].split()[6])  # the line the pdb check used
     assert lines[2].split()[:3] == ["bad", "FAIL", "FAIL"]
     assert lines[-1] == "1/2 tasks pass every check"
