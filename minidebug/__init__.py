@@ -55,6 +55,7 @@ def make(
     keep_breakpoints: bool = False,
     sandbox: str | None = "auto",
     strategy: str = "debug",
+    requirements: list[str] | tuple[str, ...] = (),
     encoding: str | None = None,
     cache_dir: Any = None,
 ) -> DebugEnv:
@@ -79,6 +80,8 @@ def make(
         strategy: "debug" (every tool; the default), "rewrite" (no pdb, trace or inspect) or
             "debug-after-N" (those three unlocked by the env after the agent's N-th successful edit; that
             observation names them and `tool_schemas()` then includes them).
+        requirements: more pip requirements for the task's venv (e.g. a package a debug-gym folder needs);
+            a venv with them is built once and cached like any other.
         encoding: tiktoken encoding for budgets (default: cl100k_base, offline).
         cache_dir: cache for bare repos and venvs.
 
@@ -96,6 +99,7 @@ def make(
     from .task import Task, load_task
 
     loaded = task if isinstance(task, Task) else load_task(task)
+    loaded = loaded.with_requirements(list(requirements))
     overrides = {"max_steps": max_steps, "max_tokens": max_tokens, "observation_tokens": observation_tokens,
                  "eval_timeout": eval_timeout, "pdb_timeout": pdb_timeout, "command_timeout": command_timeout,
                  "memory_mb": memory_mb, "cpu_seconds": cpu_seconds, "file_size_mb": file_size_mb,

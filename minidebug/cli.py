@@ -47,8 +47,8 @@ def _check(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from .importers import import_exercism
 
-    made = import_exercism(args.path, args.out)
-    print(f"{len(made)} task(s) written to {args.out}")
+    report = import_exercism(args.path, args.out, verify=not args.no_verify)
+    print(report.summary(args.out))
     return 0
 
 
@@ -164,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     import_parser.add_argument("kind", choices=["exercism"], help="exercism: a local clone of exercism/python")
     import_parser.add_argument("path", type=Path)
     import_parser.add_argument("--out", type=Path, default=Path("tasks-exercism"), help="where the tasks go")
+    import_parser.add_argument("--no-verify", action="store_true",
+                               help="do not run each exercise's tests on its stub and example first")
     import_parser.set_defaults(handler=_import)
 
     export_parser = commands.add_parser("export", help="turn recorded runs into other formats")

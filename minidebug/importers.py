@@ -4,9 +4,39 @@ from __future__ import annotations
 
 import difflib
 import json
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import TaskError
+
+VERIFY_TIMEOUT = 120.0
+
+
+@dataclass
+class ImportReport:
+    """What an import wrote, and what it left out and why (by exercise name)."""
+
+    made: list[Path] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def summary(self, out: Path) -> str:
+        lines = [f"{len(self.made)} task(s) written to {out}"]
+        if self.skipped:
+            lines.append(f"{len(self.skipped)} skipped:")
+            lines += [f"  {name}: {reason}" for name, reason in sorted(self.skipped.items())]
+        return "\n".join(lines)
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string: quotes, backslashes and control characters escaped, the rest (emoji
+    included) kept as it is."""
+    escapes = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    body = "".join(escapes.get(ch) or (f"\\u{ord(ch):04X}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
+                   for ch in text)
+    return f'"{body}"'
 
 
 def _text(path: Path) -> str:
@@ -14,17 +44,34 @@ def _text(path: Path) -> str:
     return text if text.endswith("\n") or not text else text + "\n"
 
 
-def _toml_string(text: str) -> str:
-    return json.dumps(text)  # a JSON string is a valid TOML basic string
+def _tests_pass(exercise: Path, files: dict[str, Path], tests: list[str]) -> bool:
+    """Whether the tests pass with `files` (name in the exercise -> content to use), run by this interpreter."""
+    from .process import run
+
+    with tempfile.TemporaryDirectory(prefix="minidebug-import-") as scratch:
+        for rel in tests:
+            target = Path(scratch) / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(exercise / rel, target)
+        for rel, source in files.items():
+            target = Path(scratch) / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "PYTHONDONTWRITEBYTECODE": "1"}
+        completed = run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+                        cwd=Path(scratch), env=env, timeout=VERIFY_TIMEOUT)
+        return completed.returncode == 0
 
 
-def import_exercism(track: Path, out: Path) -> list[Path]:
+def import_exercism(track: Path, out: Path, verify: bool = True) -> ImportReport:
     """Convert the practice exercises of a local exercism/python clone into task folders under out.
 
     Each `exercises/practice/<slug>/` becomes `out/<slug>/`: the stub (files.solution) and the tests
     (files.test, read-only) form repo/; `.docs/instructions.md` (with `introduction.md` before and
     `instructions.append.md` after, when present) is the description; solution.patch turns the stub
-    into the reference solution (files.example).
+    into the reference solution (files.example). With `verify`, each exercise's tests are run (by this
+    interpreter) on the stub and on the example first: an exercise whose stub already passes (a refactoring
+    exercise: no bug to find) or whose example fails here is skipped, with the reason in the report.
 
     Raises:
         TaskError: track has no exercises/practice folder.
@@ -32,33 +79,44 @@ def import_exercism(track: Path, out: Path) -> list[Path]:
     practice = Path(track) / "exercises" / "practice"
     if not practice.is_dir():
         raise TaskError(f"{track}: no exercises/practice folder; expected a clone of exercism/python")
-    made = []
+    report = ImportReport()
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
     for exercise in sorted(p for p in practice.iterdir() if (p / ".meta" / "config.json").is_file()):
         try:
             files = json.loads((exercise / ".meta" / "config.json").read_text(encoding="utf-8"))["files"]
             solution, tests, example = files["solution"], files["test"], files["example"]
         except (KeyError, ValueError) as exc:
             raise TaskError(f"{exercise / '.meta' / 'config.json'}: {exc}") from None
-        docs = exercise / ".docs"
-        description = "\n\n".join(_text(docs / name).strip() for name in
-                                  ("introduction.md", "instructions.md", "instructions.append.md")
-                                  if (docs / name).is_file())
-        task = Path(out) / exercise.name
-        (task / "repo").mkdir(parents=True, exist_ok=True)
-        for rel in solution + tests:
-            target = task / "repo" / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(_text(exercise / rel), encoding="utf-8")
-        patch = []
-        for stub_rel, example_rel in zip(solution, example):
-            before = _text(exercise / stub_rel).splitlines(keepends=True)
-            after = _text(exercise / example_rel).splitlines(keepends=True)
-            patch += difflib.unified_diff(before, after, f"a/{stub_rel}", f"b/{stub_rel}")
-        (task / "solution.patch").write_text("".join(patch), encoding="utf-8")
-        (task / "task.toml").write_text(
-            f"description = {_toml_string(description or exercise.name)}\n"
-            f"eval = {_toml_string('python -m pytest -q ' + ' '.join(tests))}\n"
-            f"readonly = {json.dumps(tests)}\n"
-            f'tags = ["exercism", {_toml_string(exercise.name)}]\n', encoding="utf-8")
-        made.append(task)
-    return made
+        if verify:
+            if _tests_pass(exercise, {rel: exercise / rel for rel in solution}, tests):
+                report.skipped[exercise.name] = "refactoring exercise: its stub already passes every test"
+                continue
+            if not _tests_pass(exercise, {rel: exercise / ex for rel, ex in zip(solution, example)}, tests):
+                report.skipped[exercise.name] = f"its example solution fails its tests on Python {version}"
+                continue
+        report.made.append(_write_task(exercise, Path(out) / exercise.name, solution, tests, example))
+    return report
+
+
+def _write_task(exercise: Path, task: Path, solution: list[str], tests: list[str], example: list[str]) -> Path:
+    docs = exercise / ".docs"
+    description = "\n\n".join(_text(docs / name).strip() for name in
+                              ("introduction.md", "instructions.md", "instructions.append.md")
+                              if (docs / name).is_file())
+    (task / "repo").mkdir(parents=True, exist_ok=True)
+    for rel in solution + tests:
+        target = task / "repo" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(_text(exercise / rel), encoding="utf-8")
+    patch = []
+    for stub_rel, example_rel in zip(solution, example):
+        before = _text(exercise / stub_rel).splitlines(keepends=True)
+        after = _text(exercise / example_rel).splitlines(keepends=True)
+        patch += difflib.unified_diff(before, after, f"a/{stub_rel}", f"b/{stub_rel}")
+    (task / "solution.patch").write_text("".join(patch), encoding="utf-8")
+    (task / "task.toml").write_text(
+        f"description = {toml_string(description or exercise.name)}\n"
+        f"eval = {toml_string('python -m pytest -q ' + ' '.join(tests))}\n"
+        f"readonly = [{', '.join(toml_string(t) for t in tests)}]\n"
+        f'tags = ["exercism", {toml_string(exercise.name)}]\n', encoding="utf-8")
+    return task

@@ -122,8 +122,10 @@ class Task:
         solution: the gold patch, if the task ships one.
     """
 
-    def __init__(self, root: Path, spec: TaskSpec, repo: Path | None = None, meta_files: tuple[str, ...] = ("task.toml",)):
+    def __init__(self, root: Path, spec: TaskSpec, repo: Path | None = None, meta_files: tuple[str, ...] = ("task.toml",),
+                 added_requirements: tuple[str, ...] = ()):
         self.root = root
+        self.added_requirements = added_requirements
         self.name = root.name
         self.spec = spec
         # For a [source] task, the cache sets `repo` to its checkout of the commit.
@@ -156,9 +158,26 @@ class Task:
             files.extend((rel / name).as_posix() for name in filenames)
         return sorted(files)
 
+    def with_requirements(self, requirements: list[str] | tuple[str, ...]) -> Task:
+        """This task with more pip requirements in its venv (and in its content hash: its counted tests are
+        measured with them).
+
+        Raises:
+            TaskError: a requirement is not a valid PEP 508 requirement.
+        """
+        added = tuple(r for r in requirements if r not in self.spec.requirements)
+        if not added:
+            return self
+        for requirement in added:
+            _check_requirement(requirement, "requirements=")
+        spec = self.spec.model_copy(update={"requirements": [*self.spec.requirements, *added]})
+        return Task(self.root, spec, self.repo, self.meta_files, self.added_requirements + added)
+
     def content_hash(self) -> str:
-        """A hash of everything that shapes the episode: task.toml, repo/ and the patch."""
+        """A hash of everything that shapes the episode: task.toml, repo/, the patch, added requirements."""
         digest = hashlib.sha256()
+        if self.added_requirements:
+            digest.update(b"requirements\0" + "\0".join(self.added_requirements).encode())
         for meta in self.meta_files:
             digest.update((self.root / meta).read_bytes() if (self.root / meta).is_file() else b"-")
         source = self.spec.source
@@ -269,17 +288,39 @@ def _patterns(path: Path) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
+def _check_requirement(requirement: str, where: str) -> None:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        Requirement(requirement)
+    except InvalidRequirement as exc:
+        raise TaskError(f"{where}: {requirement!r} is not a pip requirement ({exc}); options such as -r, -e or "
+                        "--index-url are not supported") from None
+
+
+def _requirements_file(path: Path) -> list[str]:
+    requirements = []
+    for line in _patterns(path):
+        requirement = line.split(" #", 1)[0].strip()
+        _check_requirement(requirement, str(path))
+        requirements.append(requirement)
+    return requirements
+
+
 def load_debug_gym_folder(root: Path) -> Task:
     """Load a debug-gym folder as a task: `.debugignore` globs are hidden, `.debugreadonly` ones read-only
-    (both with gitignore semantics), test.py is read-only, and eval is `python -m pytest -sq test.py`.
+    (both with gitignore semantics), test.py is read-only, eval is `python -m pytest -sq test.py`, and a
+    `requirements.txt` (plain requirements, one per line) goes into the task's venv.
 
     Raises:
-        TaskError: a pattern file holds a bad glob.
+        TaskError: a pattern file holds a bad glob, or requirements.txt a line that is no requirement.
     """
+    requirements = _requirements_file(root / "requirements.txt")
     try:
         spec = TaskSpec(
             description=DEBUG_GYM_DESCRIPTION,
             eval="python -m pytest -sq test.py",
+            requirements=requirements,
             hidden=_patterns(root / ".debugignore") + list(DEBUG_GYM_FILES),
             readonly=_patterns(root / ".debugreadonly") + ["/test.py"],
             tags=["debug-gym"],

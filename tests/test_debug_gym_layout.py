@@ -2,7 +2,10 @@
 
 import textwrap
 
+import pytest
+
 import minidebug
+from minidebug.errors import TaskError
 from minidebug.task import load_task
 
 
@@ -49,3 +52,44 @@ def test_edited_pattern_files_change_the_task_hash(tmp_path):
     (folder / ".debugreadonly").write_text("helpers/**\nshapes.py\n")
     assert load_task(folder).content_hash() != before
     assert load_task(folder).readonly.match("shapes.py")
+
+
+SIX_TEST = "import six\nfrom shapes import area\n\ndef test_area():\n    assert six.PY3 and area(2, 3) == 6\n"
+
+
+def test_requirements_txt_goes_into_the_venv_and_pdb_gets_one_s(tmp_path, cache_dir):
+    from minidebug.tools.pdb import pdb_arguments
+
+    folder = make_folder(tmp_path / "needs_six")
+    (folder / "test.py").write_text(SIX_TEST)
+    (folder / "requirements.txt").write_text("# what test.py imports\nsix==1.16.0  # pinned\n")
+    task = load_task(folder)
+    assert task.spec.requirements == ["six==1.16.0"]
+    assert pdb_arguments(task.eval_command) == ["-m", "pytest", "-sq", "test.py"]  # -s is already there
+    with minidebug.make(folder, cache_dir=cache_dir, sandbox=None) as env:
+        env.reset()
+        env.step({"name": "edit", "arguments": {"path": "shapes.py", "old": "w + h", "new": "w * h"}})
+        observation, reward, *_ = env.step({"name": "eval"})
+        assert reward == 1.0, observation
+    (folder / "requirements.txt").write_text("-r other.txt\n")
+    with pytest.raises(TaskError, match="not a pip requirement"):
+        load_task(folder)
+
+
+def test_make_adds_requirements_to_any_task(tmp_path, cache_dir):
+    folder = make_folder(tmp_path / "needs_six")
+    (folder / "test.py").write_text(SIX_TEST)
+    plain = load_task(folder)
+    with minidebug.make(folder, cache_dir=cache_dir, sandbox=None, requirements=["six==1.16.0"]) as env:
+        assert env.task.spec.requirements == ["six==1.16.0"] and env.task.content_hash() != plain.content_hash()
+        env.reset()
+        env.step({"name": "edit", "arguments": {"path": "shapes.py", "old": "w + h", "new": "w * h"}})
+        observation, reward, *_ = env.step({"name": "eval"})
+        assert reward == 1.0, observation
+    with minidebug.make(folder, cache_dir=cache_dir, sandbox=None) as env:  # without it: the import fails
+        env.reset()
+        env.step({"name": "edit", "arguments": {"path": "shapes.py", "old": "w + h", "new": "w * h"}})
+        observation, reward, *_ = env.step({"name": "eval"})
+        assert reward == 0.0 and "six" in observation
+    with pytest.raises(TaskError, match="not a pip requirement"):
+        minidebug.make(folder, requirements=["--index-url=http://x"])

@@ -30,6 +30,9 @@ _DELETED = re.compile(r"^Deleted breakpoint (\d+) at ", re.M)
 _TOGGLED = re.compile(r"^(Disabled|Enabled) breakpoint (\d+) at ", re.M)
 
 
+_NO_CAPTURE = re.compile(r"-[qvxl]*s[qvxl]*|--capture=no")  # -s, alone or among pytest's flag letters
+
+
 def pdb_arguments(entrypoint: list[str]) -> list[str]:
     """The arguments for `python -m pdb` that run a task's entrypoint; pytest gets `-s` so pdb owns stdin.
 
@@ -44,7 +47,7 @@ def pdb_arguments(entrypoint: list[str]) -> list[str]:
     else:
         raise ToolError(f"pdb can only run Python entrypoints; this task's is {shlex.join(entrypoint)!r}")
     if argv[:1] == ["-m"] and len(argv) >= 2:
-        if argv[1] == "pytest" and "-s" not in argv and "--capture=no" not in argv:
+        if argv[1] == "pytest" and not any(_NO_CAPTURE.fullmatch(arg) for arg in argv):
             argv.insert(2, "-s")
         return argv
     if argv and not argv[0].startswith("-"):
