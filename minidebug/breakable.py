@@ -31,14 +31,15 @@ def scopes(source: str, filename: str = "<probe>") -> list[Scope]:
     """
     found: list[Scope] = []
     module = compile(source, filename, "exec", dont_inherit=True)
+    texts = source.splitlines()
+    refused = {number for number, text in enumerate(texts, 1)  # pdb refuses breakpoints on these lines
+               if not text.strip() or text.strip().startswith(("#", '"""', "'''"))}
     pending: list[CodeType] = [module]
     while pending:
         code = pending.pop()
-        lines = {line for _, _, line in code.co_lines() if line is not None and line > 0}
+        lines = {line for _, _, line in code.co_lines() if line is not None and line > 0} - refused
         if code is not module:
             lines.discard(code.co_firstlineno)  # the `def`/`class` line runs in the enclosing scope
-        elif source.lstrip().startswith(('"""', "'''")):
-            lines.discard(min(lines, default=0))  # a module docstring's assignment is no place to stop
         found.append(Scope(code.co_firstlineno, max(lines, default=code.co_firstlineno), frozenset(lines),
                            code is module))
         pending.extend(const for const in code.co_consts if isinstance(const, CodeType))
@@ -55,26 +56,35 @@ def executable_lines(source: str, filename: str = "<probe>") -> set[int]:
 
 
 def changed_regions(file_patch: FilePatch) -> list[tuple[int, int]]:
-    """Per hunk, the old file's lines it changes: (first, last). A hunk that only inserts lines changes the
-    place between two lines: the region is those two."""
+    """The old file's lines each change touches, as (first, last): one region per run of removed and added
+    lines between context lines. A run that only adds lines changes the place between two old lines: the
+    region is those two."""
     regions = []
     for hunk in file_patch.hunks:
-        line, removed, inserted_after = hunk.old_start, [], None
-        if hunk.old_count == 0:  # `@@ -N,0`: the lines go after line N
-            line += 1
-        for text in hunk.lines:
+        line = hunk.old_start + (1 if hunk.old_count == 0 else 0)  # `@@ -N,0`: the lines go after line N
+        removed: list[int] = []
+        added = False
+        for text in [*hunk.lines, " "]:  # a final context line closes the last run
             if text.startswith("-"):
                 removed.append(line)
                 line += 1
+            elif text.startswith("+"):
+                added = True
             elif text.startswith(" "):
+                if removed:
+                    regions.append((removed[0], removed[-1]))
+                elif added:
+                    regions.append((max(line - 1, 1), line))
+                removed, added = [], False
                 line += 1
-            elif text.startswith("+") and inserted_after is None:
-                inserted_after = line - 1
-        if removed:
-            regions.append((removed[0], removed[-1]))
-        elif inserted_after is not None:
-            regions.append((max(inserted_after, 1), inserted_after + 1))
     return regions
+
+
+def probe_lines(found: list[Scope], regions: list[tuple[int, int]]) -> list[int]:
+    """One line to stop on per changed region, in order and without repeats (see `probe_line`)."""
+    lines = set().union(*(scope.lines for scope in found)) if found else set()
+    chosen = [_line_for(found, lines, region) for region in regions]
+    return list(dict.fromkeys(line for line in chosen if line is not None))
 
 
 def probe_line(found: list[Scope], regions: list[tuple[int, int]]) -> int | None:
@@ -87,9 +97,14 @@ def probe_line(found: list[Scope], regions: list[tuple[int, int]]) -> int | None
         inside = sorted(line for line in lines if first <= line <= last)
         if inside:
             return inside[0]
-    if not regions or not lines:
-        return None
-    first, last = regions[0]
+    return _line_for(found, lines, regions[0]) if regions else None
+
+
+def _line_for(found: list[Scope], lines: set[int], region: tuple[int, int]) -> int | None:
+    first, last = region
+    inside = sorted(line for line in lines if first <= line <= last)
+    if inside or not lines:
+        return inside[0] if inside else None
     around = [s for s in found if not s.is_module and s.lines and s.first <= first and last <= s.last + 1]
     candidates = min(around, key=lambda s: s.last - s.first).lines if around else lines
     return min(candidates, key=lambda line: (min(abs(line - first), abs(line - last)), line < first))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .agents.oracle import OracleAgent
-from .breakable import changed_regions, probe_line, scopes
+from .breakable import changed_regions, probe_lines, scopes
 from .counted import gold_failures
 from .patch import parse_patch
 from .task import Task
@@ -26,13 +26,17 @@ class CheckReport:
         return all(value == "ok" for value in self.results.values())
 
 
-def probe_target(task: Task, root: Path) -> tuple[str, int]:
-    """Where the pdb check stops: in the first changed Python file that compiles, the line that executes
-    nearest to the change (see minidebug.breakable).
+MAX_PROBES = 10
+
+
+def probe_targets(task: Task, root: Path) -> list[tuple[str, int]]:
+    """Where the pdb check may stop: in each changed Python file that compiles, per changed region, the line
+    that executes nearest to the change (see minidebug.breakable); at most MAX_PROBES, in patch order.
 
     Raises:
         ValueError: the solution changes no existing Python code.
     """
+    targets: list[tuple[str, int]] = []
     for file_patch in parse_patch(task.solution.read_text(encoding="utf-8")):
         if file_patch.old_path is None or not file_patch.old_path.endswith(".py"):
             continue
@@ -41,10 +45,10 @@ def probe_target(task: Task, root: Path) -> tuple[str, int]:
             found = scopes(source, file_patch.old_path)
         except (OSError, UnicodeError, SyntaxError, ValueError):
             continue
-        line = probe_line(found, changed_regions(file_patch))
-        if line is not None:
-            return file_patch.old_path, line
-    raise ValueError("the solution changes no existing Python code that compiles")
+        targets += [(file_patch.old_path, line) for line in probe_lines(found, changed_regions(file_patch))]
+    if not targets:
+        raise ValueError("the solution changes no existing Python code that compiles")
+    return targets[:MAX_PROBES]
 
 
 def _solve(env: Any) -> float:
@@ -95,12 +99,14 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
 
         def pdb() -> str:
             env.reset()
-            path, line = probe_target(task, env.workspace.root)
-            report.probe = f"{path}:{line}"
-            env.step({"name": "pdb", "arguments": {"command": f"b {path}:{line}"}})
-            observation = env.step({"name": "pdb", "arguments": {"command": "c"}})[0]
-            return "ok" if observation.rstrip().splitlines()[-1].startswith(f"[at {path}:{line}]") else \
-                f"the entrypoint never stops at {path}:{line}, the line that runs nearest to the gold patch's change"
+            targets = probe_targets(task, env.workspace.root)
+            for path, line in targets:
+                env.step({"name": "pdb", "arguments": {"command": f"b {path}:{line}"}})
+            last = env.step({"name": "pdb", "arguments": {"command": "c"}})[0].rstrip().splitlines()[-1]
+            reached = [f"{path}:{line}" for path, line in targets if last.startswith(f"[at {path}:{line}]")]
+            report.probe = reached[0] if reached else ""
+            return "ok" if reached else ("the entrypoint never stops at the lines that run nearest to the gold "
+                                         f"patch's changes: {', '.join(f'{p}:{n}' for p, n in targets)}")
 
         def hidden() -> str:
             env.reset()

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from minidebug.breakable import changed_regions, executable_lines, probe_line, scopes
+from minidebug.breakable import changed_regions, executable_lines, probe_line, probe_lines, scopes
 from minidebug.check import check_task
 from minidebug.patch import parse_patch
 from minidebug.task import load_task
@@ -71,12 +71,21 @@ def test_executable_lines_come_from_the_line_tables():
     ("inserting at the top of a body", "@@ -14,0 +15,1 @@", "+    a = int(a)\n", "    result = a - b"),
     ("a decorator's argument", "@@ -8,1 +8,1 @@", "-    maxsize=None,\n+    maxsize=128,\n", "    maxsize=None,"),
     ("a class body", "@@ -21,1 +21,1 @@", "-    rate = 2\n+    rate = 3\n", "    rate = 2"),
+    ("a class docstring (pdb refuses docstring lines)", "@@ -20,1 +20,1 @@", '-    """An account."""\n'
+     '+    """A bank account."""\n', "    rate = 2"),
     ("module level", "@@ -4,1 +4,1 @@", "-LIMIT = 10\n+LIMIT = 11\n", "LIMIT = 10"),
     ("a continued signature line", "@@ -11,1 +11,1 @@", "-          b):\n+          b=0):\n",
      "    result = a - b"),
 ])
 def test_probe_line_for_each_shape_of_patch(shape, header, body, expected):
     assert probe(patch(header, body)) == line_of(expected), shape
+
+
+def test_one_probe_per_changed_region():
+    file_patch = parse_patch("--- a/m.py\n+++ b/m.py\n@@ -15,1 +15,1 @@\n-    result = a - b\n+    result = a + b\n"
+                             "@@ -16,1 +16,1 @@\n-    return result\n+    return result + 0\n"
+                             "@@ -24,1 +24,1 @@\n-        return amount * self.rate\n+        return amount * 2\n")[0]
+    assert probe_lines(scopes(SOURCE), changed_regions(file_patch)) == [15, 16, 24]
 
 
 def test_a_later_hunk_with_code_wins_over_an_earlier_one_without():
