@@ -53,8 +53,13 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .export import export_sft
+    from .export import export_predictions, export_sft
 
+    if args.kind == "preds":
+        out = args.out or Path("preds.json")
+        count = export_predictions(args.runs, out)
+        print(f"{count} prediction(s) written to {out}")
+        return 0
     out = args.out or Path("sft.jsonl")
     count = export_sft(args.runs, out, args.solved_only)
     print(f"{count} episode(s) written to {out}")
@@ -169,10 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     import_parser.set_defaults(handler=_import)
 
     export_parser = commands.add_parser("export", help="turn recorded runs into other formats")
-    export_parser.add_argument("kind", choices=["sft"], help="sft: chat fine-tuning JSONL with the tool schemas")
+    export_parser.add_argument("kind", choices=["sft", "preds"],
+                               help="sft: chat fine-tuning JSONL with the tool schemas; preds: preds.json for the "
+                                    "SWE-bench harness")
     export_parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folders (--out of minidebug run)")
     export_parser.add_argument("--solved-only", action="store_true", help="only the episodes that were solved")
-    export_parser.add_argument("--out", type=Path, help="the JSONL file to write (default: sft.jsonl)")
+    export_parser.add_argument("--out", type=Path, help="the file to write (default: sft.jsonl or preds.json)")
     export_parser.set_defaults(handler=_export)
 
     report_parser = commands.add_parser("report", help="one self-contained HTML page of runs (pip install "

@@ -1,4 +1,4 @@
-"""Runs as training data: chat fine-tuning JSONL built from recorded trajectories."""
+"""Recorded runs in other formats: chat fine-tuning JSONL, and predictions for the SWE-bench harness."""
 
 from __future__ import annotations
 
@@ -72,3 +72,30 @@ def export_sft(runs: list[Path], out: Path, solved_only: bool = False) -> int:
             count += 1
     tmp.replace(out)
     return count
+
+
+def predictions(runs: list[Path]) -> list[dict[str, Any]]:
+    """One SWE-bench prediction per task and arm: `instance_id` (the task's name), `model_name_or_path` (the
+    model or agent, and the strategy when it is not "debug"), `model_patch` (the episode's final diff). With
+    several seeds of a task and arm, the lowest seed's episode is used."""
+    chosen: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    for _, records in trajectories(runs):
+        header, result = records[0], records[-1]
+        name = header.get("model") or header.get("agent") or "minidebug"
+        if header.get("strategy", "debug") != "debug":
+            name = f"{name}__{header['strategy']}"
+        key, seed = (header.get("task", "?"), name), int(header.get("seed") or 0)
+        if key not in chosen or seed < chosen[key][0]:
+            chosen[key] = (seed, {"instance_id": key[0], "model_name_or_path": name,
+                                  "model_patch": result.get("diff", "")})
+    return [prediction for _, prediction in sorted(chosen.values(), key=lambda item: (item[1]["model_name_or_path"],
+                                                                                      item[1]["instance_id"]))]
+
+
+def export_predictions(runs: list[Path], out: Path) -> int:
+    """Write `predictions(runs)` to `out` as a JSON list (what the SWE-bench harness reads with
+    --predictions_path); returns how many."""
+    records = predictions(runs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(records)

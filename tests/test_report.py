@@ -84,6 +84,16 @@ def test_the_run_records_what_the_report_needs(recorded_run):
     assert "scripted · debug" in text and "67% (2/3)" in text
 
 
+def shown(browser, element_id):
+    """The element, once the page's script has shown it (a followed link's hashchange is handled after the click)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, 10).until(
+        lambda driver: driver.find_element(By.ID, element_id) if driver.find_element(By.ID, element_id)
+        .is_displayed() else False)
+
+
 def console_errors(browser):
     return [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
 
@@ -110,8 +120,8 @@ def test_report_in_a_real_browser(recorded_run, browser, tmp_path):
     assert len(links) == 3
     solved_link = next(a for a in links if a.text.startswith("sum_tree"))
     solved_link.click()  # -> the episode page
-    article = browser.find_element(By.ID, "episode")
-    assert article.is_displayed() and not browser.find_element(By.ID, "overview").is_displayed()
+    article = shown(browser, "episode")
+    assert not browser.find_element(By.ID, "overview").is_displayed()
     assert article.find_element(By.TAG_NAME, "h1").text == "sum_tree.llm.s0"
     steps = article.find_elements(By.CSS_SELECTOR, "ol.timeline > li")
     assert [s.find_element(By.TAG_NAME, "code").text.split("(")[0] for s in steps] == ["pdb", "edit", "eval"]
@@ -125,7 +135,7 @@ def test_report_in_a_real_browser(recorded_run, browser, tmp_path):
     browser.save_screenshot(str(ARTIFACTS / "report-episode.png"))
 
     article.find_element(By.LINK_TEXT, "← summary").click()  # back
-    assert browser.find_element(By.ID, "overview").is_displayed() and not article.is_displayed()
+    assert shown(browser, "overview") and not article.is_displayed()
     assert console_errors(browser) == []
 
 
@@ -143,7 +153,7 @@ def test_two_runs_side_by_side(recorded_run, tmp_path, browser):
     cells = rows[0].find_elements(By.TAG_NAME, "td")
     assert len(cells) == 2 and len(cells[0].find_elements(By.TAG_NAME, "a")) == 2  # both strategies of run 1
     cells[1].find_element(By.TAG_NAME, "a").click()
-    assert browser.find_element(By.CSS_SELECTOR, "#episode h1").text == f"{sorted(TASKS)[0]}.oracle.s0"
+    assert shown(browser, "episode").find_element(By.TAG_NAME, "h1").text == f"{sorted(TASKS)[0]}.oracle.s0"
     assert console_errors(browser) == []
 
 
@@ -164,7 +174,7 @@ def test_hostile_text_stays_text(tmp_path, browser):
     build_report([run], out)
     browser.get(out.as_uri() + "#ep-e0")
     assert browser.title.startswith("minidebug report")
-    assert evil in browser.find_element(By.ID, "episode").text
+    assert evil in shown(browser, "episode").text
     assert console_errors(browser) == []
 
 
