@@ -80,7 +80,7 @@ def _report(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     from .integrations.mcp_server import main as serve
 
-    serve(args.task, bash=args.bash)
+    serve(args.task, bash=args.bash, strategy=args.strategy)
     return 0
 
 
@@ -192,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_parser = commands.add_parser("mcp", help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
     mcp_parser.add_argument("task", help="task folder path or bundled task name")
     mcp_parser.add_argument("--bash", action="store_true", help="also enable the bash tool")
+    mcp_parser.add_argument("--strategy", default="debug", help="debug (default), rewrite or debug-after-N")
     mcp_parser.set_defaults(handler=_mcp)
 
     gc_parser = commands.add_parser("gc", help="remove episode dirs and processes left by a killed run")

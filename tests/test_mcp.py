@@ -46,3 +46,40 @@ def test_a_whole_episode_over_mcp(calc_task, cache_dir):
                 assert text.endswith("2      return a - b")  # the bug is back, the breakpoint gone
 
     asyncio.run(asyncio.wait_for(episode(), 120))
+
+
+def test_an_unlock_tells_the_client_the_tool_list_changed(calc_task, cache_dir):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "minidebug.cli", "mcp", str(calc_task),
+                                                                 "--strategy", "debug-after-1"],
+                                   env={**os.environ, "MINIDEBUG_CACHE": str(cache_dir)})
+    notices = []
+
+    async def handler(message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            notices.append(message)
+
+    async def names(session):
+        return {t.name for t in (await session.list_tools()).tools}
+
+    async def episode():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, message_handler=handler) as session:
+                await session.initialize()
+                assert "pdb" not in await names(session)
+                await session.call_tool("view", {"path": "calc.py"})
+                assert not notices
+                result = await session.call_tool("edit", {"path": "calc.py", "old": "a * b", "new": "b * a"})
+                assert "[new tools available from now on]" in result.content[0].text
+                for _ in range(50):  # the notification travels beside the call's answer
+                    if notices:
+                        break
+                    await asyncio.sleep(0.05)
+                assert len(notices) == 1 and {"pdb", "trace", "inspect"} <= await names(session)
+                await session.call_tool("reset", {})
+                for _ in range(50):
+                    if len(notices) == 2:
+                        break
+                    await asyncio.sleep(0.05)
+                assert len(notices) == 2 and "pdb" not in await names(session)
+
+    asyncio.run(asyncio.wait_for(episode(), 120))

@@ -13,7 +13,9 @@ RESET_TOOL = "reset"
 
 
 def build_server(env: Any):
-    """An MCP server whose tools are the env's tools plus `reset`; calls run one at a time."""
+    """An MCP server whose tools are the env's tools plus `reset`; calls run one at a time. When the env's
+    tool set changes (a strategy unlocks the debugger, or a reset takes it back) the client is sent
+    `notifications/tools/list_changed`."""
     try:
         import mcp_types as types
         from mcp.server import Server
@@ -21,11 +23,10 @@ def build_server(env: Any):
         raise RuntimeError("the MCP server needs the mcp SDK: pip install 'minidebug[mcp]'") from None
 
     lock = asyncio.Lock()
-    schemas = {s["name"]: s for s in env.tool_schemas("anthropic")}
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
-        tools = [types.Tool(name=name, description=s["description"], input_schema=s["input_schema"])
-                 for name, s in schemas.items()]
+        tools = [types.Tool(name=s["name"], description=s["description"], input_schema=s["input_schema"])
+                 for s in env.tool_schemas("anthropic")]
         tools.append(types.Tool(name=RESET_TOOL, description="Restart the episode: files back to the start, "
                                 "pdb session and budgets reset. Returns the problem statement.",
                                 input_schema={"type": "object", "properties": {}}))
@@ -33,13 +34,18 @@ def build_server(env: Any):
 
     async def call_tool(ctx, params) -> types.CallToolResult:
         async with lock:
+            before = list(env.tools)
             if params.name == RESET_TOOL:
                 observation, info = await asyncio.to_thread(env.reset)
-                return _result(types, observation, {"info": info}, error=False)
-            action = {"name": params.name, "arguments": dict(params.arguments or {})}
-            observation, reward, terminated, truncated, info = await asyncio.to_thread(env.step, action)
-        extra = {"reward": reward, "terminated": terminated, "truncated": truncated, "info": info}
-        return _result(types, observation, extra, error="error" in info)
+                result = _result(types, observation, {"info": info}, error=False)
+            else:
+                action = {"name": params.name, "arguments": dict(params.arguments or {})}
+                observation, reward, terminated, truncated, info = await asyncio.to_thread(env.step, action)
+                extra = {"reward": reward, "terminated": terminated, "truncated": truncated, "info": info}
+                result = _result(types, observation, extra, error="error" in info)
+            if list(env.tools) != before:
+                await ctx.session.send_tool_list_changed()
+        return result
 
     return Server("minidebug", on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -55,13 +61,16 @@ async def serve_stdio(env: Any) -> None:
 
     server = build_server(env)
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        from mcp.server.lowlevel.server import NotificationOptions
+
+        options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+        await server.run(read_stream, write_stream, options)
 
 
-def main(task: str, bash: bool = False) -> None:
+def main(task: str, bash: bool = False, strategy: str = "debug") -> None:
     """Make and reset an env on task, serve it over stdio, close it when the client goes."""
     import minidebug
 
-    with minidebug.make(task, bash=bash) as env:
+    with minidebug.make(task, bash=bash, strategy=strategy) as env:
         env.reset()
         asyncio.run(serve_stdio(env))
