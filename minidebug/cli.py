@@ -45,10 +45,15 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from .importers import import_exercism
+    from .importers import import_exercism, import_swebench
 
-    report = import_exercism(args.path, args.out, verify=not args.no_verify)
-    print(report.summary(args.out))
+    if args.kind == "swebench":
+        out = args.out or Path("tasks-swebench")
+        report = import_swebench(args.path, out, args.repos, args.filter, args.slice, args.setup or [])
+    else:
+        out = args.out or Path("tasks-exercism")
+        report = import_exercism(args.path, out, verify=not args.no_verify)
+    print(report.summary(out))
     return 0
 
 
@@ -166,9 +171,16 @@ def build_parser() -> argparse.ArgumentParser:
     check_parser.set_defaults(handler=_check)
 
     import_parser = commands.add_parser("import", help="convert another task collection into task folders")
-    import_parser.add_argument("kind", choices=["exercism"], help="exercism: a local clone of exercism/python")
+    import_parser.add_argument("kind", choices=["exercism", "swebench"],
+                               help="exercism: a local clone of exercism/python; swebench: a JSON or JSONL file of "
+                                    "SWE-bench-format instances")
     import_parser.add_argument("path", type=Path)
-    import_parser.add_argument("--out", type=Path, default=Path("tasks-exercism"), help="where the tasks go")
+    import_parser.add_argument("--out", type=Path, help="where the tasks go (default: tasks-exercism or tasks-swebench)")
+    import_parser.add_argument("--repos", type=Path, help="swebench: folder of local clones (owner__name or name)")
+    import_parser.add_argument("--filter", help="swebench: a regular expression the instance_id must match")
+    import_parser.add_argument("--slice", help="swebench: START:END of the (filtered) instances, e.g. 0:10")
+    import_parser.add_argument("--setup", action="append", metavar="CMD",
+                               help="swebench: a command run once into each task's venv, e.g. 'pip install -e .'")
     import_parser.add_argument("--no-verify", action="store_true",
                                help="do not run each exercise's tests on its stub and example first")
     import_parser.set_defaults(handler=_import)

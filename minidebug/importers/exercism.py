@@ -1,4 +1,4 @@
-"""Turn other task collections into minidebug task folders."""
+"""exercism/python practice exercises as task folders."""
 
 from __future__ import annotations
 
@@ -7,36 +7,12 @@ import json
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import TaskError
+from ..errors import TaskError
+from .common import ImportReport, toml_string
 
 VERIFY_TIMEOUT = 120.0
-
-
-@dataclass
-class ImportReport:
-    """What an import wrote, and what it left out and why (by exercise name)."""
-
-    made: list[Path] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-
-    def summary(self, out: Path) -> str:
-        lines = [f"{len(self.made)} task(s) written to {out}"]
-        if self.skipped:
-            lines.append(f"{len(self.skipped)} skipped:")
-            lines += [f"  {name}: {reason}" for name, reason in sorted(self.skipped.items())]
-        return "\n".join(lines)
-
-
-def toml_string(text: str) -> str:
-    """`text` as a TOML basic string: quotes, backslashes and control characters escaped, the rest (emoji
-    included) kept as it is."""
-    escapes = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-    body = "".join(escapes.get(ch) or (f"\\u{ord(ch):04X}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
-                   for ch in text)
-    return f'"{body}"'
 
 
 def _text(path: Path) -> str:
@@ -46,7 +22,7 @@ def _text(path: Path) -> str:
 
 def _tests_pass(exercise: Path, files: dict[str, Path], tests: list[str]) -> bool:
     """Whether the tests pass with `files` (name in the exercise -> content to use), run by this interpreter."""
-    from .process import run
+    from ..process import run
 
     with tempfile.TemporaryDirectory(prefix="minidebug-import-") as scratch:
         for rel in tests:

@@ -1,0 +1,99 @@
+"""`minidebug import swebench`: instances in both JSON shapes, from a local repository with history."""
+
+import json
+import subprocess
+import textwrap
+
+import pytest
+
+from minidebug.check import check_task, format_reports
+from minidebug.cli import main
+from minidebug.importers.swebench import parse_test_ids, select_instances
+from minidebug.task import load_task
+
+TEST_PATCH = textwrap.dedent("""\
+    --- /dev/null
+    +++ b/tests/test_double.py
+    @@ -0,0 +1,5 @@
+    +from mathlib.ops import double
+    +
+    +
+    +def test_double():
+    +    assert double(4) == 8
+    """)
+GOLD = ("--- a/mathlib/ops.py\n+++ b/mathlib/ops.py\n@@ -1,6 +1,6 @@\n def double(x):\n     # twice x\n"
+        "-    return x + x + 1\n+    return 2 * x\n \n \n def negate(x):\n")
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def clones(tmp_path):
+    """A folder of local clones holding `example__mathlib`, whose second commit brought a bug."""
+    repo = tmp_path / "repos" / "example__mathlib"
+    (repo / "mathlib").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "mathlib" / "__init__.py").write_text("")
+    (repo / "mathlib" / "ops.py").write_text("def double(x):\n    # twice x\n    return 2 * x\n\n\n"
+                                             "def negate(x):\n    return -x\n")
+    (repo / "tests" / "test_ops.py").write_text("from mathlib.ops import negate\n\n\ndef test_negate():\n"
+                                                "    assert negate(3) == -3\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "first")
+    (repo / "mathlib" / "ops.py").write_text("def double(x):\n    # twice x\n    return x + x + 1\n\n\n"
+                                             "def negate(x):\n    return -x\n")
+    git(repo, "commit", "-qam", "faster double")
+    return tmp_path / "repos", git(repo, "rev-parse", "HEAD")
+
+
+def instance(commit, instance_id="example__mathlib-1", as_strings=False, **changes):
+    tests = {"FAIL_TO_PASS": ["tests/test_double.py::test_double"], "PASS_TO_PASS": ["tests/test_ops.py::test_negate"]}
+    data = {"instance_id": instance_id, "repo": "example/mathlib", "base_commit": commit, "patch": GOLD,
+            "test_patch": TEST_PATCH, "problem_statement": "double(4) gives 9 \U0001f622 \"since\" v2\\n",
+            "hints_text": "", "version": "2.0", "environment_setup_commit": commit,
+            **{k: json.dumps(v) if as_strings else v for k, v in tests.items()}}
+    data.update(changes)
+    return data
+
+
+def test_both_json_shapes_import_to_tasks_that_pass_check(clones, tmp_path, cache_dir, capsys):
+    repos, commit = clones
+    as_list = tmp_path / "instances.json"
+    as_list.write_text(json.dumps([instance(commit), instance(commit, "example__mathlib-2", patch=""),
+                                   instance(commit, "example__mathlib-3",
+                                            FAIL_TO_PASS=["test_double (tests.test_double.Case)"])]))
+    as_lines = tmp_path / "instances.jsonl"
+    as_lines.write_text(json.dumps(instance(commit, as_strings=True)) + "\n")
+
+    assert main(["import", "swebench", str(as_list), "--repos", str(repos), "--out", str(tmp_path / "a")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"1 task(s) written to {tmp_path / 'a'}", "2 skipped:", "  example__mathlib-2: missing patch",
+        "  example__mathlib-3: its test ids are not pytest node ids (path::name); only pytest suites are supported"]
+    assert main(["import", "swebench", str(as_lines), "--repos", str(repos), "--out", str(tmp_path / "b")]) == 0
+    first, second = load_task(tmp_path / "a" / "example__mathlib-1"), load_task(tmp_path / "b" / "example__mathlib-1")
+    assert first.spec == second.spec
+    assert first.spec.source.git == str((repos / "example__mathlib").resolve()) and first.spec.source.commit == commit
+    assert first.description == "double(4) gives 9 \U0001f622 \"since\" v2\\n"
+    assert first.spec.fail_to_pass == ["tests/test_double.py::test_double"]
+    assert first.spec.readonly == ["tests/test_double.py"] and "2.0" in first.spec.tags
+
+    report = check_task(first, cache_dir=cache_dir, sandbox=None)
+    assert report.ok, format_reports([report])
+
+
+def test_filter_slice_and_test_lists():
+    instances = [{"instance_id": f"x__y-{i}"} for i in range(10)] + [{"instance_id": "other-1"}]
+    assert [i["instance_id"] for i in select_instances(instances, r"^x__y-[0-4]$", "1:3")] == ["x__y-1", "x__y-2"]
+    assert len(select_instances(instances, None, ":-1")) == 10
+    with pytest.raises(ValueError, match="--slice"):
+        select_instances(instances, None, "1-3")
+    with pytest.raises(ValueError, match="--filter"):
+        select_instances(instances, "(", None)
+    assert parse_test_ids('["a::b"]', "F") == ["a::b"] and parse_test_ids(["a::b"], "F") == ["a::b"]
+    assert parse_test_ids("", "F") == [] and parse_test_ids(None, "F") == []
+    with pytest.raises(ValueError, match="not a JSON list"):
+        parse_test_ids("[a::b", "F")
