@@ -8,7 +8,7 @@ import pytest
 
 from minidebug.check import check_task, format_reports
 from minidebug.cli import main
-from minidebug.importers.swebench import parse_test_ids, select_instances
+from minidebug.importers.swebench import parse_test_ids, portable, select_instances
 from minidebug.task import load_task
 
 TEST_PATCH = textwrap.dedent("""\
@@ -63,7 +63,9 @@ def instance(commit, instance_id="example__mathlib-1", as_strings=False, **chang
 def test_both_json_shapes_import_to_tasks_that_pass_check(clones, tmp_path, cache_dir, capsys):
     repos, commit = clones
     as_list = tmp_path / "instances.json"
-    as_list.write_text(json.dumps([instance(commit), instance(commit, "example__mathlib-2", patch=""),
+    recorded_elsewhere = ["tests/test_ops.py::test_negate", "tests/test_ops.py::test_file[/n/fs/x/a.dcm-data0]"]
+    as_list.write_text(json.dumps([instance(commit, PASS_TO_PASS=recorded_elsewhere),
+                                   instance(commit, "example__mathlib-2", patch=""),
                                    instance(commit, "example__mathlib-3",
                                             FAIL_TO_PASS=["test_double (tests.test_double.Case)"])]))
     as_lines = tmp_path / "instances.jsonl"
@@ -71,7 +73,9 @@ def test_both_json_shapes_import_to_tasks_that_pass_check(clones, tmp_path, cach
 
     assert main(["import", "swebench", str(as_list), "--repos", str(repos), "--out", str(tmp_path / "a")]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"1 task(s) written to {tmp_path / 'a'}", "2 skipped:", "  example__mathlib-2: missing patch",
+        f"1 task(s) written to {tmp_path / 'a'}", "1 written with changes:",
+        "  example__mathlib-1: 1 PASS_TO_PASS id(s) left out: cut short or naming a path of the machine that "
+        "recorded them, so no run here can produce them", "2 skipped:", "  example__mathlib-2: missing patch",
         "  example__mathlib-3: its test ids are not pytest node ids (path::name); only pytest suites are supported"]
     assert main(["import", "swebench", str(as_lines), "--repos", str(repos), "--out", str(tmp_path / "b")]) == 0
     first, second = load_task(tmp_path / "a" / "example__mathlib-1"), load_task(tmp_path / "b" / "example__mathlib-1")
@@ -95,5 +99,8 @@ def test_filter_slice_and_test_lists():
         select_instances(instances, "(", None)
     assert parse_test_ids('["a::b"]', "F") == ["a::b"] and parse_test_ids(["a::b"], "F") == ["a::b"]
     assert parse_test_ids("", "F") == [] and parse_test_ids(None, "F") == []
+    assert portable("t.py::test_x") and portable("t.py::C::test_x[1-2]")
+    assert not portable("t.py::test_unpack[")  # cut at a space when it was recorded
+    assert not portable("t.py::test_x[/n/fs/temp/pkg/data/a.dcm-data0]")  # a path of the recording machine
     with pytest.raises(ValueError, match="not a JSON list"):
         parse_test_ids("[a::b", "F")

@@ -12,9 +12,13 @@ class ImportReport:
 
     made: list[Path] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)  # what was changed in a task that was written
 
     def summary(self, out: Path) -> str:
         lines = [f"{len(self.made)} task(s) written to {out}"]
+        if self.notes:
+            lines.append(f"{len(self.notes)} written with changes:")
+            lines += [f"  {name}: {note}" for name, note in sorted(self.notes.items())]
         if self.skipped:
             lines.append(f"{len(self.skipped)} skipped:")
             lines += [f"  {name}: {reason}" for name, reason in sorted(self.skipped.items())]

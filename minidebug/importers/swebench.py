@@ -58,6 +58,15 @@ def parse_test_ids(value: Any, field: str) -> list[str]:
     return value
 
 
+def portable(test_id: str) -> bool:
+    """Whether a recorded test id can name a test here: not cut short (an unclosed `[`), and without an
+    absolute path of the machine that recorded it among its parameters."""
+    name = test_id.split("::", 1)[-1]
+    if "[" not in name:
+        return True
+    return name.endswith("]") and not re.search(r"[\[-]/", name)
+
+
 def select_instances(instances: list[dict[str, Any]], pattern: str | None = None,
                      window: str | None = None) -> list[dict[str, Any]]:
     """Those whose instance_id matches the regular expression `pattern`, then the Python slice `window`
@@ -94,13 +103,18 @@ def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, 
     for instance in select_instances(read_instances(instances_file), pattern, window):
         name = str(instance.get("instance_id", "?"))
         try:
-            report.made.append(_write_task(instance, Path(out), repos, list(setup)))
+            task, dropped = _write_task(instance, Path(out), repos, list(setup))
         except ValueError as exc:
             report.skipped[name] = str(exc)
+            continue
+        report.made.append(task)
+        if dropped:
+            report.notes[name] = (f"{dropped} PASS_TO_PASS id(s) left out: cut short or naming a path of the "
+                                  "machine that recorded them, so no run here can produce them")
     return report
 
 
-def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: list[str]) -> Path:
+def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: list[str]) -> tuple[Path, int]:
     missing = [key for key in REQUIRED if not isinstance(instance.get(key), str) or not instance[key]]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
@@ -113,6 +127,10 @@ def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: 
         raise ValueError("FAIL_TO_PASS is empty: nothing shows the bug")
     if not all("::" in test for test in fail_to_pass + pass_to_pass):
         raise ValueError("its test ids are not pytest node ids (path::name); only pytest suites are supported")
+    if not all(portable(test) for test in fail_to_pass):
+        raise ValueError("a FAIL_TO_PASS id is cut short or names a path of the machine that recorded it")
+    kept = [test for test in pass_to_pass if portable(test)]
+    dropped, pass_to_pass = len(pass_to_pass) - len(kept), kept
     try:
         test_files = sorted({p.new_path for p in parse_patch(instance["test_patch"]) if p.new_path})
         parse_patch(instance["patch"])
@@ -139,7 +157,7 @@ def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: 
         'test_patch = "test.patch"',
     ]
     (task / "task.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return task
+    return task, dropped
 
 
 def _repository(repo: str, repos: Path | None) -> str:
