@@ -20,6 +20,7 @@ import json
 import os
 import socket
 import threading
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -177,8 +178,8 @@ def _arguments(tool: Any, words: list[str]) -> dict[str, Any]:
         words = [*words[:len(fields) - 1], " ".join(words[len(fields) - 1:])]  # the last one takes the rest
     arguments: dict[str, Any] = {}
     for (name, info), word in zip(fields, words):
-        wants_int = "int" in str(info.annotation)
-        if wants_int and (word.lstrip("-").isdigit()):
+        wants_int = info.annotation is int or int in typing.get_args(info.annotation)
+        if wants_int and word.lstrip("-").isdigit():
             arguments[name] = int(word)
         else:
             arguments[name] = word
