@@ -44,6 +44,15 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
+def _validate(args: argparse.Namespace) -> int:
+    from .validate import format_validations, validate_tasks
+
+    sandbox = None if args.sandbox == "none" else args.sandbox
+    rows = validate_tasks([str(path) for path in args.tasks], args.jobs, {"sandbox": sandbox})
+    print(format_validations(rows))
+    return 0 if all(row.ok for row in rows) else 1
+
+
 def _import(args: argparse.Namespace) -> int:
     from .importers import import_exercism, import_swebench
 
@@ -169,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     check_parser.add_argument("--sandbox", choices=["auto", "bwrap", "landlock", "none"], default="auto",
                               help="the sandbox the checks run in (default: auto, as in make())")
     check_parser.set_defaults(handler=_check)
+
+    validate_parser = commands.add_parser("validate", help="prove SWE-bench-style tasks (fail_to_pass lists) "
+                                                           "runnable here: a table and an exit status")
+    validate_parser.add_argument("tasks", nargs="+", type=Path, metavar="PATH", help="task folders")
+    validate_parser.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
+    validate_parser.add_argument("--sandbox", choices=["auto", "bwrap", "landlock", "none"], default="auto",
+                                 help="the sandbox the runs use (default: auto, as in make())")
+    validate_parser.set_defaults(handler=_validate)
 
     import_parser = commands.add_parser("import", help="convert another task collection into task folders")
     import_parser.add_argument("kind", choices=["exercism", "swebench"],

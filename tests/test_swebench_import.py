@@ -104,3 +104,27 @@ def test_filter_slice_and_test_lists():
     assert not portable("t.py::test_x[/n/fs/temp/pkg/data/a.dcm-data0]")  # a path of the recording machine
     with pytest.raises(ValueError, match="not a JSON list"):
         parse_test_ids("[a::b", "F")
+
+
+def test_validate_reports_each_task_and_keeps_going(clones, tmp_path, cache_dir, monkeypatch, capsys):
+    repos, commit = clones
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    instances = tmp_path / "instances.jsonl"
+    broken_env = instance(commit, "example__mathlib-4")  # its setup cannot run here
+    already_passing = instance(commit, "example__mathlib-5", FAIL_TO_PASS=["tests/test_ops.py::test_negate"],
+                               PASS_TO_PASS=[])
+    instances.write_text("\n".join(json.dumps(i) for i in [instance(commit), broken_env, already_passing]) + "\n")
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t"),
+                 "--filter", "mathlib-[15]$"]) == 0
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t"),
+                 "--filter", "mathlib-4$", "--setup", "pip install no-such-package-minidebug-test==0.0.1"]) == 0
+    capsys.readouterr()
+    tasks = [str(tmp_path / "t" / f"example__mathlib-{n}") for n in (1, 4, 5)]
+    assert main(["validate", *tasks, "-j", "2", "--sandbox", "none"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["task", "base", "F2P", "fail", "gold", "F2P", "pass", "gold", "P2P", "pass", "reset",
+                                "verdict"]
+    assert lines[1].split() == ["example__mathlib-1", "1/1", "1/1", "1/1", "ok", "valid"]
+    assert lines[2].split()[-1] == "INVALID" and "cannot run here" in lines[3] and "no-such-package" in lines[3]
+    assert lines[4].split()[-1] == "INVALID" and "already pass on the base" in lines[5]
+    assert lines[-1] == "1/3 tasks valid"

@@ -30,18 +30,25 @@ def edits_for(file_patch: FilePatch) -> Iterator[ToolCall]:
         shift += hunk.new_count - hunk.old_count
 
 
+def gold_edits(task: Any) -> list[ToolCall]:
+    """The edit calls that apply a task's gold patch.
+
+    Raises:
+        TaskError: the task has no solution.patch, or it deletes a file.
+    """
+    if task.solution is None:
+        raise TaskError(f"task {task.name!r} has no solution.patch for the oracle to apply")
+    calls: list[ToolCall] = []
+    for file_patch in parse_patch(task.solution.read_text(encoding="utf-8")):
+        calls.extend(edits_for(file_patch))
+    return calls
+
+
 class OracleAgent:
     """Replays the gold patch: one edit per hunk, then eval, then submit."""
 
     def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
-        solution = env.task.solution
-        if solution is None:
-            raise TaskError(f"task {env.task.name!r} has no solution.patch for the oracle to apply")
-        calls: list[ToolCall] = []
-        for file_patch in parse_patch(solution.read_text(encoding="utf-8")):
-            calls.extend(edits_for(file_patch))
-        calls += [ToolCall("eval"), ToolCall("submit")]
-        self._plan = iter(calls)
+        self._plan = iter(gold_edits(env.task) + [ToolCall("eval"), ToolCall("submit")])
 
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
         return next(self._plan, ToolCall("submit"))
