@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .agents.oracle import OracleAgent
+from .agents.oracle import gold_edits
 from .breakable import changed_regions, probe_lines, scopes
 from .counted import gold_failures
 from .patch import parse_patch
@@ -51,15 +51,13 @@ def probe_targets(task: Task, root: Path) -> list[tuple[str, int]]:
     return targets[:MAX_PROBES]
 
 
-def _solve(env: Any) -> float:
-    observation, info = env.reset()
-    agent = OracleAgent()
-    agent.start(env, observation, info)
-    reward, done = 0.0, False
-    while not done:
-        observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))
-        done = terminated or truncated
-    return reward
+def _solve(env: Any) -> tuple[float, str]:
+    """Apply the gold patch through `edit` in a fresh episode, then eval: the reward and the eval's text."""
+    env.reset()
+    for call in gold_edits(env.task):
+        env.step(call)
+    observation, reward, *_ = env.step({"name": "eval"})
+    return reward, observation
 
 
 def check_task(task: Task, **make_options: Any) -> CheckReport:
@@ -85,9 +83,10 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
             return "ok" if reward < 1.0 else f"every test already passes ({info.get('score')}/{info.get('max_score')})"
 
         def oracle() -> str:
-            reward = _solve(env)
+            reward, observation = _solve(env)
             if reward != 1.0:
-                return f"the gold patch scores {reward:.2f}"
+                detail = observation.splitlines()[0] if observation.startswith("error:") else ""
+                return f"the gold patch scores {reward:.2f}" + (f" ({detail[:300]})" if detail else "")
             failing = gold_failures(env.workspace.prepared)
             return "ok" if not failing else \
                 f"the gold patch leaves {len(failing)} test(s) failing (not counted): {', '.join(failing[:5])}"

@@ -48,3 +48,13 @@ def test_cli_prints_a_table_and_fails_on_a_bad_task(task_dir, cache_dir):
     assert re.fullmatch(r"\S+\.py:\d+", lines[1].split()[6])  # the line the pdb check used
     assert lines[2].split()[:3] == ["bad", "FAIL", "FAIL"]
     assert lines[-1] == "1/2 tasks pass every check"
+
+
+def test_a_gold_patch_that_cannot_be_measured_is_reported_with_the_reason(task_dir, cache_dir):
+    # A zero-context hunk: `git apply` anchors it at the end of the file, so the gold run passes no test.
+    files = {"calc.py": "def add(a, b):\n    # returns the sum\n    return a - b\n",
+             "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
+    task = load_task(task_dir(files, CALC_TOML, "--- a/calc.py\n+++ b/calc.py\n@@ -2,0 +3,1 @@\n+    b = -b\n"))
+    report = check_task(task, cache_dir=cache_dir, sandbox=None)
+    assert report.results["oracle"].startswith("the gold patch scores 0.00 (error: eval:")
+    assert "no test passes with solution.patch applied" in report.results["oracle"]
