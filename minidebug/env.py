@@ -20,8 +20,9 @@ from .errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from .evaluate import EvalResult, evaluate
 from .limits import Confinement
 from .strategies import parse_strategy
+from .toolbox import Toolbox
 from .task import Limits, Task
-from .tools import DEFAULT_TOOLS, TOOLS, load_tool, unknown_tool_message
+from .tools import DEFAULT_TOOLS, TOOLS, unknown_tool_message
 from .tools.base import Tool
 from .venv import invalidate
 from .workspace import Workspace
@@ -88,7 +89,8 @@ class DebugEnv:
         self.limits = limits
         self.config = config
         self.strategy = parse_strategy(config.strategy)
-        self.tools: dict[str, Tool] = {name: load_tool(name) for name in self.strategy.start_tools(config.tools)}
+        self.toolbox = Toolbox(config.tools, self.strategy)
+        self.tools: dict[str, Tool] = self.toolbox.tools
         self.workspace: Workspace | None = None
         self.confinement: Confinement | None = None
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
@@ -97,8 +99,6 @@ class DebugEnv:
         self._done = False
         self._closed = False
         self._tampered = False
-        self._announce: list[str] = []
-        self._edits = 0
         self.counted: tuple[str, ...] | None = None
         self._lock = threading.RLock()
 
@@ -132,7 +132,7 @@ class DebugEnv:
         for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
             if hasattr(tool, "reset"):
                 tool.reset(self, self.config.keep_breakpoints)
-        self._restore_tools()
+        self.toolbox.restore()
         if not fresh:
             self.confinement.kill_strays([self.workspace.dir])
             self.workspace.reset()
@@ -186,9 +186,7 @@ class DebugEnv:
         if isinstance(output, str):
             output = ToolOutput(output)
         if extra.get("tool") == "edit" and "error" not in extra:
-            self._edits += 1
-            if self._edits == self.strategy.unlock_after_edits:
-                self.enable_tools(self.strategy.unlocked_tools(self.config.tools))
+            self.toolbox.edit_succeeded()
         if output.score is not None:
             reward = output.score / output.max_score if output.max_score else 0.0
             extra.update(score=output.score, max_score=output.max_score)
@@ -196,10 +194,10 @@ class DebugEnv:
                 self.config.terminate_on_success and bool(output.max_score) and output.score == output.max_score
             )
         text = self._normalize(output.text)
-        if self._announce:
-            extra["tools_enabled"] = self._announce
-            text += "\n\n" + self._announcement(self._announce)
-            self._announce = []
+        enabled, note = self.toolbox.take_news()
+        if enabled:
+            extra["tools_enabled"] = enabled
+            text += "\n\n" + note
         observation, tokens = self.budget.fit(text)
         self.budget.charge(tokens)
         truncated = not terminated and self._out_of_budget(extra)
@@ -262,14 +260,7 @@ class DebugEnv:
             ValueError: an unknown tool name (the closest is suggested).
         """
         with self._lock:
-            for name in names:
-                if name not in TOOLS:
-                    raise ValueError(unknown_tool_message(name, TOOLS))
-            added = [name for name in dict.fromkeys(names) if name not in self.tools]
-            for name in added:
-                self.tools[name] = load_tool(name)
-            self._announce += added
-            return added
+            return self.toolbox.enable(names)
 
     def report_usage(self, tokens: int) -> None:
         """Charge model tokens (prompt + completion) to the episode budget."""
@@ -352,24 +343,6 @@ class DebugEnv:
         if not treeguard.guard(prepared.venv).intact():
             raise WorkspaceError(f"{prepared.venv}: the venv changes as soon as it is rebuilt")
         return prepared
-
-    def _restore_tools(self) -> None:
-        """Back to the configured tool set: tools enabled during the episode are closed and dropped."""
-        start = self.strategy.start_tools(self.config.tools)
-        for name in [name for name in self.tools if name not in start]:
-            tool = self.tools.pop(name)
-            if hasattr(tool, "close"):
-                tool.close()
-        self._announce = []
-        self._edits = 0
-
-    def _announcement(self, names: list[str]) -> str:
-        def arguments(tool: Tool) -> str:
-            return ", ".join(tool.Args.model_fields)
-
-        tools = "\n".join(f"- {name}({arguments(self.tools[name])}): {self.tools[name].description}"
-                          for name in names)
-        return f"[new tools available from now on]\n{tools}"
 
     def _introduction(self) -> str:
         tools = "\n".join(f"- {tool.name}: {tool.description}" for tool in self.tools.values())
