@@ -17,13 +17,14 @@ from pathlib import Path
 from .errors import TaskError, WorkspaceError
 from .gitcmd import git
 from .locks import file_lock
+from .repos import borrowing_repo, shared_store
 from .task import Task
 from .treeguard import record
-from .venv import ensure_venv
+from .venv import ProjectInstall, ensure_venv
 
 BASE_REF = "refs/minidebug/base"
 COMPLETE_MARKER = "minidebug-complete.json"
-LAYOUT = "v2"  # bumped whenever what an entry holds changes, so that old entries are never reused
+LAYOUT = "v3"  # bumped whenever what an entry holds changes, so that old entries are never reused
 DRIVER_SOURCES = Path(__file__).resolve().parent / "drivers"
 
 
@@ -63,23 +64,28 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
     entry = cache_dir / "tasks" / f"{task.name}-{task.content_hash()}-{LAYOUT}"
     marker = entry / COMPLETE_MARKER
     source = task.spec.source
+    store = recipe = None
     if source is not None:
-        task.repo = entry / "source"
+        recipe, environment_commit = _environment(task)
+        store = _store(task, cache_dir, [source.commit, environment_commit])
+        task.repo = entry / "eval-base"  # the files at the commit, test patch applied
     if not marker.exists():
         with file_lock(entry.with_suffix(".lock")):
             if not marker.exists():
                 shutil.rmtree(entry, ignore_errors=True)
                 try:
-                    if source is not None:
-                        _checkout_source(task, entry / "source")
-                    _build_entry(task, entry)
+                    if store is not None:
+                        _build_source_entry(task, entry, store)
+                    else:
+                        _build_entry(task, entry)
                 except BaseException:
                     shutil.rmtree(entry, ignore_errors=True)
                     raise
     meta = json.loads(marker.read_text())
-    if source is not None and source.setup:
-        venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements, setup=source.setup,
-                           setup_dir=task.repo, key_extra=task.content_hash())
+    if recipe is not None:
+        commands = tuple(recipe.pre_install + recipe.install)
+        install = ProjectInstall(store, source.git, environment_commit, commands) if commands else None
+        venv = ensure_venv(cache_dir, recipe.python, recipe.packages, install)
     else:
         venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements)
     return PreparedTask(
@@ -116,28 +122,58 @@ def _made(folder: Path) -> Path:
     return folder
 
 
-def _checkout_source(task: Task, target: Path) -> None:
-    """Clone `[source] git` at its commit into target and apply the test patch."""
-    source = task.spec.source
-    target.parent.mkdir(parents=True, exist_ok=True)
-    git(target.parent, "clone", "--quiet", "--no-checkout", source.git, str(target))
+def _environment(task: Task):
+    from .recipes import task_environment
+
     try:
-        git(target, "checkout", "--quiet", "--detach", source.commit)
-    except WorkspaceError as exc:
+        return task_environment(task.spec)
+    except TaskError as exc:
+        raise TaskError(f"{task.root / 'task.toml'}: [environment]: {exc}") from None
+
+
+def _store(task: Task, cache_dir: Path, commits: list[str]) -> Path:
+    try:
+        return shared_store(cache_dir, task.spec.source.git, list(dict.fromkeys(commits)))
+    except TaskError as exc:
         raise TaskError(f"{task.root / 'task.toml'}: field 'source.commit': {exc}") from None
-    if source.test_patch:
-        try:
-            git(target, "apply", str(task.root / source.test_patch))
-        except WorkspaceError as exc:
-            raise TaskError(f"{task.root / source.test_patch}: does not apply at {source.commit}: {exc}") from None
-    shutil.rmtree(target / ".git")
+
+
+def _build_source_entry(task: Task, entry: Path, store: Path) -> None:
+    """A `[source]` task's entry: a bare repo borrowing the store's objects, with one commit (the files at
+    the task's commit, test patch applied, hidden files left out), and the eval tree (hidden files in)."""
+    source = task.spec.source
+    bare = borrowing_repo(entry / "repo.git", store)
+    env = {"GIT_DIR": str(bare), "GIT_INDEX_FILE": str(entry / "base.index")}
+    try:
+        git(bare, "read-tree", source.commit, env=env)
+        if source.test_patch:
+            try:
+                git(bare, "apply", "--cached", str(task.root / source.test_patch), env=env)
+            except WorkspaceError as exc:
+                raise TaskError(f"{task.root / source.test_patch}: does not apply at {source.commit}: {exc}") from None
+        full_tree = git(bare, "write-tree", env=env).strip()
+        files = sorted(filter(None, git(bare, "ls-files", "-z", env=env).split("\0")))
+        hidden = [f for f in files if task.hidden.match(f)]
+        if hidden:
+            git(bare, "update-index", "--force-remove", "-z", "--stdin", env=env, stdin="\0".join(hidden))
+        tree = git(bare, "write-tree", env=env).strip()
+    finally:
+        (entry / "base.index").unlink(missing_ok=True)
+    commit = git(bare, "commit-tree", tree, "-m", f"{task.name}: base", env={"GIT_DIR": str(bare)}).strip()
+    git(bare, "update-ref", BASE_REF, commit, env={"GIT_DIR": str(bare)})
+    # The full tree stays unnamed (no ref, so the episode's git never lists the hidden files), and kept:
+    git(bare, "config", "gc.auto", "0", env={"GIT_DIR": str(bare)})
+    _write_eval_base(task, entry, full_tree)
+    if task.solution is not None:
+        _check_solution(task, bare, commit, entry)
+    hidden_set = set(hidden)
+    _write_marker(entry, commit, full_tree, hidden, [f for f in files if f not in hidden_set], task)
 
 
 def _build_entry(task: Task, entry: Path) -> None:
     files = task.repo_files()
     hidden = [f for f in files if task.hidden.match(f)]
     visible = [f for f in files if not task.hidden.match(f)]
-    readonly = [f for f in visible if task.readonly.match(f)]
     bare = entry / "repo.git"
     bare.mkdir(parents=True)
     git(bare, "init", "--quiet", "--bare")
@@ -157,21 +193,27 @@ def _build_entry(task: Task, entry: Path) -> None:
     _write_eval_base(task, entry, commit, hidden)
     if task.solution is not None:
         _check_solution(task, bare, commit, entry)
-    (entry / COMPLETE_MARKER).write_text(
-        json.dumps({"base_commit": commit, "hidden_files": hidden, "readonly_files": readonly,
-                    "test_files": [f for f in visible if _is_test_file(f)]})
-    )
+    _write_marker(entry, commit, commit, hidden, visible, task)
 
 
-def _write_eval_base(task: Task, entry: Path, commit: str, hidden: list[str]) -> None:
-    """The pristine tree every eval starts from: the base commit's files plus the hidden files."""
+def _write_marker(entry: Path, commit: str, eval_tree: str, hidden: list[str], visible: list[str],
+                  task: Task) -> None:
+    (entry / COMPLETE_MARKER).write_text(json.dumps({
+        "base_commit": commit, "eval_tree": eval_tree, "hidden_files": hidden,
+        "readonly_files": [f for f in visible if task.readonly.match(f)],
+        "test_files": [f for f in visible if _is_test_file(f)]}))
+
+
+def _write_eval_base(task: Task, entry: Path, tree: str, hidden: list[str] = ()) -> None:
+    """The pristine tree every eval starts from: a tree's files, plus the hidden files of repo/ (a
+    `[source]` task's eval tree holds them already)."""
     eval_base = entry / "eval-base"
     shutil.rmtree(eval_base, ignore_errors=True)
     eval_base.mkdir()
     env = {"GIT_DIR": str(entry / "repo.git"), "GIT_WORK_TREE": str(eval_base),
            "GIT_INDEX_FILE": str(entry / "eval-base.index")}
     try:
-        git(eval_base, "read-tree", commit, env=env)
+        git(eval_base, "read-tree", tree, env=env)
         git(eval_base, "checkout-index", "--all", env=env)
     finally:
         (entry / "eval-base.index").unlink(missing_ok=True)
@@ -185,7 +227,9 @@ def _write_eval_base(task: Task, entry: Path, commit: str, hidden: list[str]) ->
 def repair_eval_base(task: Task, prepared: PreparedTask) -> None:
     """Write the pristine eval tree again (after a program changed it), under the entry's lock."""
     with file_lock(prepared.entry.with_suffix(".lock")):
-        _write_eval_base(task, prepared.entry, prepared.base_commit, list(prepared.hidden_files))
+        meta = json.loads((prepared.entry / COMPLETE_MARKER).read_text())
+        hidden = [] if task.spec.source is not None else list(prepared.hidden_files)
+        _write_eval_base(task, prepared.entry, meta["eval_tree"], hidden)
 
 
 def _is_test_file(rel: str) -> bool:

@@ -6,52 +6,20 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
-import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 from .errors import WorkspaceError
+from .interpreters import find_python, interpreter_version
 from .locks import file_lock
 from .treeguard import record
 
 COMPLETE_MARKER = ".minidebug-complete"
-
-
-@lru_cache(maxsize=None)
-def find_python(version: str | None) -> str:
-    """The path of an interpreter for a version like "3.11" (None: the host's own).
-
-    Looks on PATH, then in pyenv's versions folder.
-
-    Raises:
-        WorkspaceError: no such interpreter is installed.
-    """
-    if version is None:
-        return sys.executable
-    candidates = [shutil.which(f"python{version}")]
-    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    candidates += sorted(glob.glob(str(pyenv_root / "versions" / f"{version}*" / "bin" / f"python{version}")), reverse=True)
-    candidates += sorted(glob.glob(str(pyenv_root / "versions" / f"{version}.*" / "bin" / "python3")), reverse=True)
-    for candidate in filter(None, candidates):
-        found = _interpreter_version(candidate)
-        if found and (found == version or found.startswith(version + ".")):
-            return str(Path(candidate).resolve())
-    raise WorkspaceError(f"no Python {version} interpreter found on PATH or in {pyenv_root / 'versions'}")
-
-
-@lru_cache(maxsize=None)
-def _interpreter_version(exe: str) -> str | None:
-    try:
-        out = subprocess.run(
-            [exe, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
-            capture_output=True, text=True, timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
 
 
 def with_pytest(requirements: Sequence[str]) -> list[str]:
@@ -63,23 +31,40 @@ def with_pytest(requirements: Sequence[str]) -> list[str]:
 
 
 def venv_key(python: str, requirements: Sequence[str]) -> str:
-    identity = {"python": python, "version": _interpreter_version(python), "requirements": sorted(requirements)}
+    identity = {"python": python, "version": interpreter_version(python), "requirements": sorted(requirements)}
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class ProjectInstall:
+    """Commands that install the project itself (and what it needs) into a venv, run in a checkout of
+    `commit` from `store` that is deleted afterwards; `origin` (the repository's URL) is part of the key."""
+
+    store: Path
+    origin: str
+    commit: str
+    commands: tuple[str, ...]
+
+
 def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Sequence[str],
-                setup: Sequence[str] = (), setup_dir: Path | None = None, key_extra: str = "") -> Path:
+                install: ProjectInstall | None = None) -> Path:
     """Return a ready virtualenv for these requirements, building it on first use.
 
-    Safe to call from many processes at once: building is guarded by a file lock. `setup` commands
-    (e.g. "pip install -e .") run after the requirements, in setup_dir, with the venv first on PATH.
+    Safe to call from many processes at once: building is guarded by a file lock. `install` commands run
+    after the requirements, with the venv first on PATH. The venv keeps what they installed except the
+    project's own code: its metadata (version, entry points) stays, its modules always come from the
+    episode's worktree, so a venv holds no copy of a later commit's code.
 
     Raises:
-        WorkspaceError: the interpreter is missing or pip failed (its output is in the message).
+        WorkspaceError: the interpreter is missing or pip or a command failed (its output is in the message).
     """
     python = find_python(python_version)
     requirements = with_pytest(requirements)
-    venv = cache_dir / "venvs" / (venv_key(python, requirements) + (f"-{key_extra}" if key_extra else ""))
+    key = venv_key(python, requirements)
+    if install is not None:
+        identity = json.dumps([install.origin, install.commit, list(install.commands)])
+        key += "-" + hashlib.sha256(identity.encode()).hexdigest()[:16]
+    venv = cache_dir / "venvs" / key
     if (venv / COMPLETE_MARKER).exists():
         return venv
     venv.parent.mkdir(parents=True, exist_ok=True)
@@ -89,7 +74,8 @@ def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Seque
         shutil.rmtree(venv, ignore_errors=True)  # a build that died half-way
         try:
             _build(venv, python, requirements)
-            _setup(venv, setup, setup_dir)
+            if install is not None:
+                _install_project(venv, install)
         except BaseException:
             shutil.rmtree(venv, ignore_errors=True)
             raise
@@ -110,19 +96,89 @@ def _build(venv: Path, python: str, requirements: list[str]) -> None:
     try:
         cli_run([str(venv), "--python", python, "--no-periodic-update", "--quiet"], setup_logging=False)
     except Exception as exc:  # virtualenv raises bare RuntimeErrors
-        raise WorkspaceError(f"could not create a virtualenv with {python}: {exc}") from exc
+        # virtualenv seeds pip only into the interpreters it supports; older ones bring their own (ensurepip)
+        shutil.rmtree(venv, ignore_errors=True)
+        try:
+            cli_run([str(venv), "--python", python, "--no-periodic-update", "--quiet", "--no-seed"],
+                    setup_logging=False)
+            seeded = subprocess.run([str(venv / "bin" / "python"), "-m", "ensurepip", "--default-pip"],
+                                    capture_output=True, text=True, timeout=600)
+        except Exception:
+            seeded = None
+        if seeded is None or seeded.returncode != 0:
+            raise WorkspaceError(f"could not create a virtualenv with {python}: {exc}") from exc
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     result = subprocess.run(pip + requirements, capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
-        output = (result.stdout + result.stderr).strip()[-4000:]
-        raise WorkspaceError(f"pip install {' '.join(requirements)} failed:\n{output}")
+        output = (result.stdout + result.stderr).strip()
+        raise WorkspaceError(f"pip install {' '.join(requirements)} failed{diagnose(output)}:\n{output[-4000:]}")
+
+
+def _install_project(venv: Path, install: ProjectInstall) -> None:
+    import tempfile
+
+    from .repos import checkout
+
+    with tempfile.TemporaryDirectory(prefix="install-", dir=venv.parent) as scratch:
+        project = Path(scratch) / "project"
+        checkout(install.store, install.commit, project)
+        _setup(venv, install.commands, project)
+        _keep_metadata_only(venv, project)
+
+
+def _keep_metadata_only(venv: Path, project: Path) -> None:
+    """Remove the copies of the project's files that its install put in the venv (the listed files of a
+    distribution installed from the checkout, not editable), and move the metadata that a legacy
+    `setup.py develop` left in the checkout (`*.egg-info`) into site-packages, before the checkout goes."""
+    site = next(iter(glob.glob(str(venv / "lib" / "python*" / "site-packages"))), None)
+    if site is None:
+        return
+    url = project.resolve().as_uri()
+    for direct_url in glob.glob(os.path.join(site, "*.dist-info", "direct_url.json")):
+        try:
+            origin = json.loads(Path(direct_url).read_text())
+        except (OSError, ValueError):
+            continue
+        if origin.get("url") != url or origin.get("dir_info", {}).get("editable"):
+            continue
+        dist_info = Path(direct_url).parent
+        for line in (dist_info / "RECORD").read_text().splitlines() if (dist_info / "RECORD").exists() else []:
+            path = (Path(site) / line.rsplit(",", 2)[0]).resolve()
+            if dist_info not in path.parents and Path(site) in path.parents and path.is_file():
+                path.unlink()
+    for egg_info in [*project.glob("*.egg-info"), *project.glob("src/*.egg-info")]:
+        shutil.move(str(egg_info), os.path.join(site, egg_info.name))
+
+
+_MISSING = (
+    (re.compile(r"fatal error: ([\w./+-]+\.h): No such file"), "the system header {0}"),
+    (re.compile(r"error: command '(?:[^']*/)?([\w.+-]+)' failed: No such file"), "the program {0}"),
+    (re.compile(r"unable to execute '([\w.+-]+)'"), "the program {0}"),
+    (re.compile(r"\b(gcc|cc|g\+\+|clang|gfortran|cmake|rustc|cargo|pkg-config)\b: (?:command )?not found"),
+     "the program {0}"),
+)
+_NO_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
+
+
+def diagnose(output: str) -> str:
+    """A short reason for a failed build, as ": ..." (or ""): a missing compiler or system library, which
+    only a container or the system's packages can give, or a requirement with no release for this Python."""
+    for pattern, what in _MISSING:
+        found = pattern.search(output)
+        if found:
+            return (f": needs {what.format(found.group(1))}, which this machine lacks "
+                    "(install it, or run this task in a container)")
+    found = _NO_DISTRIBUTION.search(output)
+    if found:
+        return f": pip finds no release of {found.group(1)} for this Python"
+    return ""
 
 
 SETUP_PASSED_ON = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_FIND_LINKS", "PIP_NO_INDEX")
 
 
 def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
-    """Run a `[source]` task's setup commands like any program of the project: the environment allowlist
+    """Run a project's install commands like any program of the project: the environment allowlist
     (plus pip's index settings) and the default resource limits, in a process group killed on timeout."""
     import shlex
     import tempfile
@@ -141,7 +197,8 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
                 result, output = confinement.run(shlex.split(command), cwd=cwd or Path(scratch), env=env,
                                                  timeout=1800, writable=[])
                 if result.returncode != 0:
-                    raise WorkspaceError(f"setup command {command!r} failed:\n{output.strip()[-4000:]}")
+                    raise WorkspaceError(f"setup command {command!r} failed{diagnose(output)}:\n"
+                                         f"{output.strip()[-4000:]}")
         finally:
             confinement.close()
 
