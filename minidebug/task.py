@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .errors import TaskError
 from .globs import GlobSet
 from .harness import Harness
+from .interpreters import PythonVersion
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -53,6 +54,24 @@ class Source(BaseModel):
     test_patch: Optional[str] = None
 
 
+class Environment(BaseModel):
+    """`[environment]` of a `[source]` task: a recipe (see minidebug.recipes) and fields that replace its own.
+
+    `commit` is the commit whose checkout the recipe's commands install from (SWE-bench's
+    environment_setup_commit); tasks with the same resolved recipe, repository and commit share one venv.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    recipe: Optional[str] = None
+    version: Optional[str] = None
+    commit: Optional[str] = Field(None, min_length=4)
+    python: Optional[PythonVersion] = None
+    packages: Optional[list[str]] = None
+    pre_install: Optional[list[str]] = None
+    install: Optional[list[str]] = None
+
+
 class TaskSpec(BaseModel):
     """The fields of task.toml."""
 
@@ -66,10 +85,11 @@ class TaskSpec(BaseModel):
     hidden: list[str] = []
     agent_owned: list[str] = []
     tests: list[str] = []
-    python: Optional[str] = None
+    python: Optional[PythonVersion] = None
     tags: list[str] = []
     limits: Limits = Limits()
     source: Optional[Source] = None
+    environment: Optional[Environment] = None
     fail_to_pass: list[str] = []
     pass_to_pass: list[str] = []
 
@@ -101,13 +121,6 @@ class TaskSpec(BaseModel):
     @classmethod
     def _globs(cls, value: list[str]) -> list[str]:
         GlobSet(value)  # raises ValueError naming the bad glob
-        return value
-
-    @field_validator("python")
-    @classmethod
-    def _python(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None and not all(part.isdigit() for part in value.split(".")):
-            raise ValueError(f"expected a version like '3.11', got {value!r}")
         return value
 
 
@@ -252,6 +265,13 @@ def load_task(path_or_name: str | os.PathLike) -> Task:
         spec = TaskSpec.model_validate(data)
     except ValidationError as exc:
         raise TaskError(f"{toml_path}: {_describe(exc)}") from None
+    if spec.environment is not None:
+        if spec.source is None:
+            raise TaskError(f"{toml_path}: [environment] needs a [source]: its commands install from the repository")
+        clash = [name for name, value in (("python", spec.python), ("source.setup", spec.source.setup)) if value]
+        if clash:
+            raise TaskError(f"{toml_path}: field {clash[0]!r}: with an [environment], the recipe says it "
+                            "(set it in [environment] instead)")
     if spec.source is not None:
         if spec.source.test_patch and not (root / spec.source.test_patch).is_file():
             raise TaskError(f"{toml_path}: field 'source.test_patch': no file {spec.source.test_patch!r}")

@@ -7,6 +7,10 @@ the repository at the base commit (a local clone under `--repos`, as `<owner>__<
 its GitHub URL), the test patch applied with its files read-only, the gold patch as solution.patch, an eval
 that runs the test files of the test patch and of every listed test, and SWE-bench's scoring (every
 FAIL_TO_PASS test passes and no PASS_TO_PASS test breaks).
+
+The venv comes from the environment recipe of the instance's repository and `version` (see
+minidebug.recipes), installed from its `environment_setup_commit`, so instances of one version share it;
+`--setup` commands replace the recipe (one venv per instance, installed from its base commit).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, Iterable
 
 from ..errors import TaskError
 from ..patch import parse_patch
+from ..recipes import find_recipe
 from .common import ImportReport, toml_string
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
@@ -93,7 +98,7 @@ def select_instances(instances: list[dict[str, Any]], pattern: str | None = None
 def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, pattern: str | None = None,
                     window: str | None = None, setup: Iterable[str] = ()) -> ImportReport:
     """Write one task folder per selected instance under `out`; `setup` commands (e.g. "pip install -e .")
-    run once into each task's venv, in the checkout.
+    replace the recipe: they run once into each task's venv, in a checkout of its base commit.
 
     Raises:
         TaskError: the instance file cannot be read.
@@ -108,10 +113,29 @@ def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, 
             report.skipped[name] = str(exc)
             continue
         report.made.append(task)
+        notes = []
         if dropped:
-            report.notes[name] = (f"{dropped} PASS_TO_PASS id(s) left out: cut short or naming a path of the "
-                                  "machine that recorded them, so no run here can produce them")
+            notes.append(f"{dropped} PASS_TO_PASS id(s) left out: cut short or naming a path of the machine "
+                         "that recorded them, so no run here can produce them")
+        if not setup and _recipe(instance) is None:
+            notes.append(f"no environment recipe for {instance['repo']}: its venv has pytest only "
+                         "(write a recipe table, or pass --setup)")
+        if notes:
+            report.notes[name] = "; ".join(notes)
     return report
+
+
+def _recipe(instance: dict[str, Any]):
+    """The instance's recipe, or None when no table names its repository."""
+    try:
+        return find_recipe(instance["repo"], _version(instance))
+    except TaskError:
+        return None
+
+
+def _version(instance: dict[str, Any]) -> str | None:
+    version = instance.get("version")
+    return str(version) if version not in (None, "") else None
 
 
 def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: list[str]) -> tuple[Path, int]:
@@ -141,10 +165,13 @@ def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: 
     task.mkdir(parents=True, exist_ok=True)
     (task / "solution.patch").write_text(instance["patch"], encoding="utf-8")
     (task / "test.patch").write_text(instance["test_patch"], encoding="utf-8")
-    tags = ["swebench", instance["repo"]] + ([str(instance["version"])] if instance.get("version") else [])
+    version = _version(instance)
+    tags = ["swebench", instance["repo"]] + ([version] if version else [])
+    recipe = None if setup else _recipe(instance)
+    test_command = (recipe.test if recipe is not None and recipe.test else "python -m pytest -q")
     lines = [
         f"description = {toml_string(instance['problem_statement'].strip())}",
-        f"eval = {toml_string('python -m pytest -q ' + ' '.join(run_files))}",
+        f"eval = {toml_string(test_command + ' ' + ' '.join(run_files))}",
         f"readonly = [{', '.join(toml_string(f) for f in test_files)}]",
         f"fail_to_pass = [{', '.join(toml_string(t) for t in fail_to_pass)}]",
         f"pass_to_pass = [{', '.join(toml_string(t) for t in pass_to_pass)}]",
@@ -156,6 +183,11 @@ def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: 
         f"setup = [{', '.join(toml_string(c) for c in setup)}]",
         'test_patch = "test.patch"',
     ]
+    if recipe is not None:
+        lines += ["", "[environment]", f"recipe = {toml_string(instance['repo'])}"]
+        lines += [f"version = {toml_string(version)}"] if version else []
+        commit = instance.get("environment_setup_commit")
+        lines += [f"commit = {toml_string(commit)}"] if isinstance(commit, str) and commit else []
     (task / "task.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return task, dropped
 

@@ -1,0 +1,324 @@
+"""Environment recipes: tables as data, the interpreter search, and venvs and repositories shared by tasks."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import minidebug
+from minidebug.agents.oracle import OracleAgent
+from minidebug.errors import TaskError, WorkspaceError
+from minidebug.importers.swebench import import_swebench
+from minidebug.interpreters import find_python
+from minidebug.recipes import find_recipe, task_environment
+from minidebug.task import load_task
+from minidebug.validate import validate_task
+
+FIXED_MARKER = "fixed-in-a-later-commit-7f3a"
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory):
+    """A src-layout package with history: a good release, two commits that each bring a bug, and a later
+    commit (the environment commit) that fixes both. Returns (repo, {name: commit})."""
+    repo = tmp_path_factory.mktemp("upstream") / "mathlib"
+    write(repo, {
+        "pyproject.toml": """\
+            [build-system]
+            requires = ["setuptools"]
+            build-backend = "setuptools.build_meta"
+            [project]
+            name = "mathlib"
+            version = "1.0"
+            dependencies = ["six"]
+            [project.scripts]
+            mathlib-double = "mathlib.ops:main"
+            """,
+        "src/mathlib/__init__.py": "",
+        "src/mathlib/ops.py": """\
+            def double(x):
+                return 2 * x
+
+
+            def negate(x):
+                return -x
+
+
+            def main():
+                print(double(21))
+            """,
+        "tests/test_ops.py": """\
+            import importlib.metadata
+
+            import six
+            from mathlib.ops import double, negate
+
+
+            def test_negate():
+                assert negate(3) == -3 and six.PY3
+
+
+            def test_installed():
+                assert importlib.metadata.version("mathlib").startswith("1.0")
+            """,
+    })
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "1.0")
+    commits = {}
+    ops = repo / "src" / "mathlib" / "ops.py"
+    ops.write_text(ops.read_text().replace("return 2 * x", "return x + x + 1"))
+    git(repo, "commit", "-qam", "faster double")
+    commits["double_bug"] = git(repo, "rev-parse", "HEAD")
+    ops.write_text(ops.read_text().replace("return -x", "return x"))
+    git(repo, "commit", "-qam", "simpler negate")
+    commits["negate_bug"] = git(repo, "rev-parse", "HEAD")
+    ops.write_text(ops.read_text().replace("return x + x + 1", f"return 2 * x  # {FIXED_MARKER}")
+                   .replace("return x\n", "return -x\n"))
+    (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text().replace('"1.0"', '"1.0.1"'))
+    git(repo, "commit", "-qam", "both fixed")
+    commits["fixed"] = git(repo, "rev-parse", "HEAD")
+    return repo, commits
+
+
+@pytest.fixture(scope="module")
+def recipes(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("recipes")
+    (folder / "mathlib.toml").write_text(textwrap.dedent("""\
+        repositories = ["example/mathlib"]
+        [defaults]
+        packages = ["six==1.16.0", "setuptools", "wheel"]
+        install = ["python -m pip install --no-build-isolation -e ."]
+        test = "python -m pytest -rA"
+        [versions."0.9"]
+        packages = ["six==1.15.0", "setuptools", "wheel"]
+        """))
+    return folder
+
+
+def source_task(root: Path, repo: Path, commit: str, environment: str, name: str, fix: tuple[str, str]) -> Path:
+    task = root / name
+    task.mkdir(parents=True)
+    old, new = fix
+    (task / "solution.patch").write_text(
+        f"--- a/src/mathlib/ops.py\n+++ b/src/mathlib/ops.py\n@@ -1,5 +1,5 @@\n def double(x):\n"
+        f"-    return {old}\n+    return {new}\n \n \n def negate(x):\n" if name.startswith("double") else
+        f"--- a/src/mathlib/ops.py\n+++ b/src/mathlib/ops.py\n@@ -5,3 +5,3 @@\n def negate(x):\n"
+        f"-    return {old}\n+    return {new}\n \n")
+    (task / "task.toml").write_text(textwrap.dedent(f"""\
+        description = "{name}"
+        eval = "python -m pytest -q tests"
+        readonly = ["tests/**"]
+        fail_to_pass = ["tests/test_ops.py::test_negate"]
+        pass_to_pass = ["tests/test_ops.py::test_installed"]
+        [source]
+        git = "{repo}"
+        commit = "{commit}"
+        [environment]
+        """) + environment)
+    return task
+
+
+# -- tables ------------------------------------------------------------------------------------------------
+
+def test_bundled_tables_give_a_version_or_the_defaults():
+    assert find_recipe("pydicom/pydicom", "2.0").python == "3.8"
+    assert find_recipe("pydicom/pydicom", "9.9") == find_recipe("pydicom/pydicom", None)
+    assert "setuptools<70" in find_recipe("pydicom/pydicom", "2.2").packages
+
+
+def test_a_users_table_wins_and_bad_tables_are_named(tmp_path, monkeypatch):
+    (tmp_path / "mine.toml").write_text('repositories = ["pydicom/pydicom"]\n[versions."2.0"]\npython = "3.12"\n')
+    monkeypatch.setenv("MINIDEBUG_RECIPES", str(tmp_path))
+    assert find_recipe("pydicom/pydicom", "2.0").python == "3.12"
+    assert find_recipe("pydicom/pydicom", "2.2").python == "3.9"  # not in mine: the bundled table's
+    (tmp_path / "mine.toml").write_text('repositories = ["x/y"]\n[versions."1"]\npython = "three"\n')
+    with pytest.raises(TaskError, match=r"mine.toml: versions.1: python"):
+        find_recipe("x/y", "1")
+    (tmp_path / "mine.toml").write_text('repositories = ["x/y"]\ncolour = 1\n')
+    with pytest.raises(TaskError, match=r"mine.toml: not a recipe table: colour"):
+        find_recipe("x/y", "1")
+    (tmp_path / "mine.toml").unlink()
+    with pytest.raises(TaskError, match=r"no environment recipe for nobody/nothing .*MINIDEBUG_RECIPES"):
+        find_recipe("nobody/nothing", "1")
+
+
+def test_environment_fields_replace_the_recipe_and_requirements_add(tmp_path, upstream, recipes, monkeypatch):
+    monkeypatch.setenv("MINIDEBUG_RECIPES", str(recipes))
+    repo, commits = upstream
+    task = source_task(tmp_path, repo, commits["double_bug"], 'recipe = "example/mathlib"\npython = "3.11"\n',
+                       "double_a", ("x + x + 1", "2 * x"))
+    recipe, commit = task_environment(load_task(task).with_requirements(["attrs"]).spec)
+    assert recipe.python == "3.11" and recipe.packages[-1] == "attrs" and commit == commits["double_bug"]
+
+
+def test_environment_needs_a_source_and_owns_python(tmp_path):
+    task = tmp_path / "t"
+    (task / "repo").mkdir(parents=True)
+    (task / "task.toml").write_text('description = "d"\neval = "python -m pytest"\n[environment]\npython = "3.11"\n')
+    with pytest.raises(TaskError, match=r"\[environment\] needs a \[source\]"):
+        load_task(task)
+    (task / "task.toml").write_text('description = "d"\neval = "python -m pytest"\npython = "3.11"\n'
+                                    '[source]\ngit = "x"\ncommit = "abcd"\n[environment]\n')
+    with pytest.raises(TaskError, match=r"field 'python': with an \[environment\]"):
+        load_task(task)
+
+
+# -- interpreters ------------------------------------------------------------------------------------------
+
+def _wrapper(path: Path) -> Path:
+    """An executable that runs this interpreter (a stand-in for one installed by pyenv or uv)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def no_interpreters(tmp_path, monkeypatch):
+    """PATH, pyenv and uv all empty; find_python's memo cleared before and after."""
+    for name in ("path", "pyenv", "uv"):
+        (tmp_path / name).mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "path"))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    monkeypatch.setenv("UV_PYTHON_INSTALL_DIR", str(tmp_path / "uv"))
+    find_python.cache_clear()
+    yield tmp_path
+    find_python.cache_clear()
+
+
+def test_interpreters_are_found_among_uvs_pyenvs_and_on_path(no_interpreters):
+    version = "%d.%d" % sys.version_info[:2]
+    with pytest.raises(WorkspaceError) as raised:
+        find_python(version)
+    message = str(raised.value)
+    assert f"no Python {version} interpreter" in message and f"uv python install {version}" in message
+    assert f"pyenv install {version}" in message and str(no_interpreters / "uv") in message
+    uv = _wrapper(no_interpreters / "uv" / f"cpython-{version}.0-linux-x86_64-gnu" / "bin" / f"python{version}")
+    find_python.cache_clear()
+    assert find_python(version) == str(uv)
+    pyenv = _wrapper(no_interpreters / "pyenv" / "versions" / f"{version}.1" / "bin" / f"python{version}")
+    find_python.cache_clear()
+    assert find_python(version) == str(pyenv)
+    on_path = _wrapper(no_interpreters / "path" / f"python{version}")
+    find_python.cache_clear()
+    assert find_python(version) == str(on_path)
+    find_python.cache_clear()
+    with pytest.raises(WorkspaceError, match="no Python 2.1 interpreter"):
+        find_python("2.1")
+
+
+# -- shared venvs and repositories -------------------------------------------------------------------------
+
+def test_tasks_of_one_recipe_share_a_venv_and_a_repository(tmp_path, upstream, recipes, cache_dir, monkeypatch):
+    monkeypatch.setenv("MINIDEBUG_RECIPES", str(recipes))
+    repo, commits = upstream
+    environment = f'recipe = "example/mathlib"\nversion = "1.0"\ncommit = "{commits["fixed"]}"\n'
+    negate = source_task(tmp_path, repo, commits["negate_bug"], environment, "negate_a", ("x", "-x"))
+    double = source_task(tmp_path, repo, commits["double_bug"], environment, "double_a", ("x + x + 1", "2 * x"))
+    (double / "task.toml").write_text((double / "task.toml").read_text().replace(
+        'fail_to_pass = ["tests/test_ops.py::test_negate"]', 'fail_to_pass = ["tests/test_ops.py::test_installed"]'))
+    venvs = []
+    with minidebug.make(negate, cache_dir=cache_dir) as env:
+        observation, info = env.reset()
+        venv = env.workspace.prepared.venv
+        venvs.append(venv)
+        # the later commit's code is nowhere in the venv, and the worktree's git shows no history
+        found = subprocess.run(["grep", "-rl", FIXED_MARKER, str(venv)], capture_output=True, text=True)
+        assert found.returncode == 1 and found.stdout == ""
+        log = subprocess.run(["git", "log", "--all", "--oneline"], cwd=env.workspace.root, capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+        assert len(log) == 1
+        # the project's metadata and entry point come from the install; its code from the worktree
+        tests = env.evaluate().tests
+        assert (tests["tests/test_ops.py::test_negate"], tests["tests/test_ops.py::test_installed"]) == \
+            ("failed", "passed")
+        script = subprocess.run([str(venv / "bin" / "mathlib-double")], env=env.workspace.environ(),
+                                capture_output=True, text=True)
+        assert script.stdout.strip() == "43"  # the worktree's buggy double(), not the later commit's
+        agent = OracleAgent()
+        agent.start(env, observation, info)
+        for _ in range(3):
+            observation, reward, terminated, *_ = env.step(agent.act(observation, info))
+            if terminated:
+                break
+        assert reward == 1.0
+    with minidebug.make(double, cache_dir=cache_dir) as env:
+        env.reset()
+        venvs.append(env.workspace.prepared.venv)
+        _, reward, *_ = env.step({"name": "eval"})
+        assert reward == 1.0  # FAIL_TO_PASS here is the metadata test, which passes on this base
+    other = source_task(tmp_path, repo, commits["negate_bug"], environment.replace('"1.0"', '"0.9"'), "negate_b",
+                        ("x", "-x"))
+    with minidebug.make(other, cache_dir=cache_dir) as env:
+        env.reset()
+        venvs.append(env.workspace.prepared.venv)
+    assert venvs[0] == venvs[1] != venvs[2]
+    stores = [p for p in (cache_dir / "repos").iterdir() if p.name.startswith("mathlib-") and p.suffix == ".git"]
+    assert len(stores) == 1
+
+
+def test_validate_names_what_this_machine_lacks(tmp_path, upstream, cache_dir, monkeypatch):
+    repo, commits = upstream
+    header = source_task(tmp_path, repo, commits["negate_bug"],
+                         'install = ["python -m pip install --no-build-isolation ./native"]\n'
+                         'packages = ["setuptools", "wheel"]\n', "negate_native", ("x", "-x"))
+    # the install runs in a checkout of the environment commit: make one that holds a C extension
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    write(clone, {
+        "native/setup.py": "from setuptools import setup, Extension\n"
+                           "setup(name='native', ext_modules=[Extension('native', ['native.c'])])\n",
+        "native/native.c": "#include <minidebug_absent_header.h>\n",
+    })
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "native part")
+    toml = (header / "task.toml").read_text().replace(str(repo), str(clone))
+    (header / "task.toml").write_text(toml + f'commit = "{git(clone, "rev-parse", "HEAD")}"\n')
+    row = validate_task(str(header), {"cache_dir": cache_dir})
+    assert not row.ok
+    assert ("needs the system header minidebug_absent_header.h" in row.problem
+            or "needs the program" in row.problem), row.problem
+    old = source_task(tmp_path, repo, commits["negate_bug"], 'python = "2.1"\n', "negate_old", ("x", "-x"))
+    row = validate_task(str(old), {"cache_dir": cache_dir})
+    assert "cannot run here" in row.problem and "no Python 2.1 interpreter" in row.problem
+
+
+# -- the importer ------------------------------------------------------------------------------------------
+
+def test_the_importer_names_the_recipe_or_says_there_is_none(tmp_path, upstream, recipes, monkeypatch):
+    import json
+
+    repo, commits = upstream
+    instance = {"instance_id": "example__mathlib-7", "repo": "example/mathlib", "base_commit": commits["negate_bug"],
+                "patch": "--- a/src/mathlib/ops.py\n+++ b/src/mathlib/ops.py\n@@ -5,3 +5,3 @@\n def negate(x):\n"
+                         "-    return x\n+    return -x\n \n",
+                "test_patch": "--- /dev/null\n+++ b/tests/test_more.py\n@@ -0,0 +1,2 @@\n+def test_more():\n+    pass\n",
+                "problem_statement": "negate", "version": "1.0", "environment_setup_commit": commits["fixed"],
+                "FAIL_TO_PASS": ["tests/test_ops.py::test_negate"], "PASS_TO_PASS": []}
+    (tmp_path / "instances.json").write_text(json.dumps([instance]))
+    report = import_swebench(tmp_path / "instances.json", tmp_path / "plain", repos=repo.parent)
+    assert "no environment recipe for example/mathlib" in report.notes["example__mathlib-7"]
+    assert load_task(tmp_path / "plain" / "example__mathlib-7").spec.environment is None
+    monkeypatch.setenv("MINIDEBUG_RECIPES", str(recipes))
+    report = import_swebench(tmp_path / "instances.json", tmp_path / "recipe", repos=repo.parent)
+    assert "example__mathlib-7" not in report.notes
+    spec = load_task(tmp_path / "recipe" / "example__mathlib-7").spec
+    assert (spec.environment.recipe, spec.environment.version, spec.environment.commit) == \
+        ("example/mathlib", "1.0", commits["fixed"])
+    assert spec.eval.startswith("python -m pytest -rA tests/")
+    assert os.path.basename(spec.source.git) == "mathlib"
