@@ -64,18 +64,17 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
     entry = cache_dir / "tasks" / f"{task.name}-{task.content_hash()}-{LAYOUT}"
     marker = entry / COMPLETE_MARKER
     source = task.spec.source
-    store = recipe = None
+    recipe = None
     if source is not None:
         recipe, environment_commit = _environment(task)
-        store = _store(task, cache_dir, [source.commit, environment_commit])
         task.repo = entry / "eval-base"  # the files at the commit, test patch applied
     if not marker.exists():
         with file_lock(entry.with_suffix(".lock")):
             if not marker.exists():
                 shutil.rmtree(entry, ignore_errors=True)
                 try:
-                    if store is not None:
-                        _build_source_entry(task, entry, store)
+                    if source is not None:
+                        _build_source_entry(task, entry, _store(task, cache_dir, [source.commit, environment_commit]))
                     else:
                         _build_entry(task, entry)
                 except BaseException:
@@ -84,7 +83,7 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
     meta = json.loads(marker.read_text())
     if recipe is not None:
         commands = tuple(recipe.pre_install + recipe.install)
-        install = ProjectInstall(store, source.git, environment_commit, commands) if commands else None
+        install = ProjectInstall(source.git, environment_commit, commands) if commands else None
         venv = ensure_venv(cache_dir, recipe.python, recipe.packages, install)
     else:
         venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements)

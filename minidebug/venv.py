@@ -38,9 +38,8 @@ def venv_key(python: str, requirements: Sequence[str]) -> str:
 @dataclass(frozen=True)
 class ProjectInstall:
     """Commands that install the project itself (and what it needs) into a venv, run in a checkout of
-    `commit` from `store` that is deleted afterwards; `origin` (the repository's URL) is part of the key."""
+    `commit` of the repository at `origin` (through the cache's clone of it) that is deleted afterwards."""
 
-    store: Path
     origin: str
     commit: str
     commands: tuple[str, ...]
@@ -75,7 +74,7 @@ def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Seque
         try:
             _build(venv, python, requirements)
             if install is not None:
-                _install_project(venv, install)
+                _install_project(cache_dir, venv, install)
         except BaseException:
             shutil.rmtree(venv, ignore_errors=True)
             raise
@@ -114,14 +113,15 @@ def _build(venv: Path, python: str, requirements: list[str]) -> None:
         raise WorkspaceError(f"pip install {' '.join(requirements)} failed{diagnose(output)}:\n{output[-4000:]}")
 
 
-def _install_project(venv: Path, install: ProjectInstall) -> None:
+def _install_project(cache_dir: Path, venv: Path, install: ProjectInstall) -> None:
     import tempfile
 
-    from .repos import checkout
+    from .repos import checkout, shared_store
 
+    store = shared_store(cache_dir, install.origin, [install.commit])
     with tempfile.TemporaryDirectory(prefix="install-", dir=venv.parent) as scratch:
         project = Path(scratch) / "project"
-        checkout(install.store, install.commit, project)
+        checkout(store, install.commit, project)
         _setup(venv, install.commands, project)
         _keep_metadata_only(venv, project)
 

@@ -158,3 +158,10 @@ def test_task_selection_names_what_matches_nothing(tmp_path):
     assert task_paths(["sum_tree", str(tmp_path / "task-*"), "sum_tree"]) == ["sum_tree", str(tmp_path / "task-a")]
     with pytest.raises(ValueError, match="no task folder matches"):
         task_paths([str(tmp_path / "none-*")])
+
+
+def test_a_strategy_that_unlocks_tools_mid_rollout_is_refused():
+    env = load_environment(tasks=["sum_tree"], make={"strategy": "debug-after-2"},
+                           agent=vf.AgentConfig(harness={"id": "null"}, runtime=vf.SubprocessConfig()))
+    with pytest.raises(ValueError, match="'debug-after-2' unlocks tools during a rollout"):
+        list(env.taskset)

@@ -11,6 +11,8 @@ minidebug's eval: 1.0 when every counted test passes, else 0.0. When the agent's
 `submit`, that is the submit's own eval; otherwise (the agent stopped without submitting, or changed files
 after it) the files are written into a fresh episode of the task and evaluated there, since the rollout's
 tool server is gone by the time verifiers scores. A rollout stops when the agent calls `submit`.
+The strategies `debug` and `rewrite` apply; `debug-after-N` does not (its tools arrive during the rollout,
+and a verifiers tool server lists the same tools for the whole rollout).
 
 verifiers finds a taskset by an importable module name: `load_environment` registers this module as
 `minidebug_tasks` in the running process. The default harness is verifiers' `null` chat loop, whose model has
@@ -131,8 +133,13 @@ class MinidebugTask(vf.Task[MinidebugData, MinidebugState, vf.TaskConfig]):
 
 class MinidebugTaskset(vf.Taskset[MinidebugTask, MinidebugTasksetConfig]):
     def load(self):
+        from minidebug.strategies import parse_strategy
         from minidebug.task import load_task
 
+        strategy = parse_strategy(str(self.config.make.get("strategy", "debug")))
+        if strategy.unlock_after_edits is not None:
+            raise ValueError(f"strategy {strategy.name!r} unlocks tools during a rollout, and a verifiers tool "
+                             "server offers the same tools for the whole rollout: use 'debug' or 'rewrite'")
         for path in task_paths(self.config.tasks):
             task = load_task(path)
             yield MinidebugTask(MinidebugData(id=task.name, name=task.name, task=str(path), make=self.config.make,
