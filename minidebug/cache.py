@@ -17,7 +17,7 @@ from pathlib import Path
 from .errors import TaskError, WorkspaceError
 from .gitcmd import git
 from .locks import file_lock
-from .repos import borrowing_repo, shared_store
+from .repos import borrowing_repo, shared_store, store_path
 from .task import Task
 from .treeguard import record
 from .venv import ProjectInstall, ensure_venv
@@ -68,6 +68,8 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
     if source is not None:
         recipe, environment_commit = _environment(task)
         task.repo = entry / "eval-base"  # the files at the commit, test patch applied
+        if marker.exists() and not store_path(cache_dir, source.git).is_dir():
+            marker.unlink(missing_ok=True)  # the clone it borrows from was removed: build it again
     if not marker.exists():
         with file_lock(entry.with_suffix(".lock")):
             if not marker.exists():

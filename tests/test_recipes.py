@@ -322,3 +322,19 @@ def test_the_importer_names_the_recipe_or_says_there_is_none(tmp_path, upstream,
         ("example/mathlib", "1.0", commits["fixed"])
     assert spec.eval.startswith("python -m pytest -rA tests/")
     assert os.path.basename(spec.source.git) == "mathlib"
+
+
+def test_a_removed_repository_clone_is_made_again(tmp_path, upstream, cache_dir):
+    import shutil
+
+    from minidebug.repos import store_path
+
+    repo, commits = upstream
+    task = source_task(tmp_path, repo, commits["negate_bug"], "", "negate_again", ("x", "-x"))
+    with minidebug.make(task, cache_dir=cache_dir) as env:
+        env.reset()
+    shutil.rmtree(store_path(cache_dir, str(repo)))
+    with minidebug.make(task, cache_dir=cache_dir) as env:
+        env.reset()
+        assert "    return x\n" in (env.workspace.root / "src" / "mathlib" / "ops.py").read_text()
+    assert store_path(cache_dir, str(repo)).is_dir()
