@@ -4,6 +4,8 @@ chat-completion chunks."""
 
 import asyncio
 import json
+import os
+import sysconfig
 import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -86,6 +88,8 @@ def run(scripts, monkeypatch, cache_dir):
     """Run one rollout per script at once on sum_tree; returns {script index: trace}."""
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))  # the tool servers' episodes share the test cache
     monkeypatch.setenv("SCRIPTED_MODEL_KEY", "unused")
+    # verifiers runs its chat program with uv: the one the test extra installs, wherever pip put it
+    monkeypatch.setenv("PATH", sysconfig.get_path("scripts") + os.pathsep + os.environ["PATH"])
     model = StreamingModel(scripts)
     try:
         env = load_environment(tasks=["sum_tree"], agent=vf.AgentConfig(harness={"id": "null"},
