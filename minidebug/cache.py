@@ -19,12 +19,12 @@ from .gitcmd import git
 from .locks import file_lock
 from .repos import borrowing_repo, shared_store, store_path
 from .task import Task
-from .treeguard import record
+from .treeguard import FINGERPRINT_SUFFIX, record
 from .venv import ProjectInstall, ensure_venv
 
 BASE_REF = "refs/minidebug/base"
 COMPLETE_MARKER = "minidebug-complete.json"
-LAYOUT = "v3"  # bumped whenever what an entry holds changes, so that old entries are never reused
+LAYOUT = "v4"  # bumped whenever what an entry holds changes, so that old entries are never reused
 DRIVER_SOURCES = Path(__file__).resolve().parent / "drivers"
 
 
@@ -67,7 +67,7 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
     recipe = None
     if source is not None:
         recipe, environment_commit = _environment(task)
-        task.repo = entry / "eval-base"  # the files at the commit, test patch applied
+        task.repo = entry / "eval-base"  # the files at the commit, test patch applied (from the first eval on)
         if marker.exists() and not store_path(cache_dir, source.git).is_dir():
             marker.unlink(missing_ok=True)  # the clone it borrows from was removed: build it again
     if not marker.exists():
@@ -164,7 +164,6 @@ def _build_source_entry(task: Task, entry: Path, store: Path) -> None:
     git(bare, "update-ref", BASE_REF, commit, env={"GIT_DIR": str(bare)})
     # The full tree stays unnamed (no ref, so the episode's git never lists the hidden files), and kept:
     git(bare, "config", "gc.auto", "0", env={"GIT_DIR": str(bare)})
-    _write_eval_base(task, entry, full_tree)
     if task.solution is not None:
         _check_solution(task, bare, commit, entry)
     hidden_set = set(hidden)
@@ -191,7 +190,6 @@ def _build_entry(task: Task, entry: Path) -> None:
     commit = git(bare, "commit-tree", tree, "-m", f"{task.name}: base", env={"GIT_DIR": str(bare)}).strip()
     git(bare, "update-ref", BASE_REF, commit, env={"GIT_DIR": str(bare)})
     (entry / "base.index").unlink()
-    _write_eval_base(task, entry, commit, hidden)
     if task.solution is not None:
         _check_solution(task, bare, commit, entry)
     _write_marker(entry, commit, commit, hidden, visible, task)
@@ -225,12 +223,26 @@ def _write_eval_base(task: Task, entry: Path, tree: str, hidden: list[str] = ())
     record(eval_base)
 
 
+def ensure_eval_base(task: Task, prepared: PreparedTask) -> None:
+    """Write the pristine eval tree if it is not there yet. It is written at the task's first eval on this
+    machine rather than with the entry, so that making an episode writes the project's files once (its
+    worktree), not twice."""
+    if not prepared.eval_base.with_name(prepared.eval_base.name + FINGERPRINT_SUFFIX).exists():
+        with file_lock(prepared.entry.with_suffix(".lock")):
+            if not prepared.eval_base.with_name(prepared.eval_base.name + FINGERPRINT_SUFFIX).exists():
+                _rewrite_eval_base(task, prepared)
+
+
 def repair_eval_base(task: Task, prepared: PreparedTask) -> None:
     """Write the pristine eval tree again (after a program changed it), under the entry's lock."""
     with file_lock(prepared.entry.with_suffix(".lock")):
-        meta = json.loads((prepared.entry / COMPLETE_MARKER).read_text())
-        hidden = [] if task.spec.source is not None else list(prepared.hidden_files)
-        _write_eval_base(task, prepared.entry, meta["eval_tree"], hidden)
+        _rewrite_eval_base(task, prepared)
+
+
+def _rewrite_eval_base(task: Task, prepared: PreparedTask) -> None:
+    meta = json.loads((prepared.entry / COMPLETE_MARKER).read_text())
+    hidden = [] if task.spec.source is not None else list(prepared.hidden_files)
+    _write_eval_base(task, prepared.entry, meta["eval_tree"], hidden)
 
 
 def _is_test_file(rel: str) -> bool:

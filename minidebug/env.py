@@ -278,6 +278,7 @@ class DebugEnv:
         assert self.workspace is not None and self.confinement is not None
         notes = ["the venv had been changed by a program and was rebuilt before this eval"] \
             if self._check_venv() else []
+        cache.ensure_eval_base(self.task, self.workspace.prepared)
         if not treeguard.guard(self.workspace.prepared.eval_base).intact():
             self._tampered = True
             cache.repair_eval_base(self.task, self.workspace.prepared)

@@ -430,6 +430,7 @@ def test_random_hostile_sequences_never_reach_full_reward(cache_dir):
 def test_a_rewritten_pristine_tree_is_detected_and_written_again(make_env, calc):
     env = make_env(calc, bash=True, sandbox=None)
     env.reset()
+    evaluate(env)  # the task's first eval on a machine writes the pristine tree
     pristine = env.workspace.prepared.eval_base
     bash(env, f"sed -i 's/== 5/== -1/' {pristine}/test_calc.py && echo 'def add(a, b):\n    return a + b' "
               f"> {pristine}/calc_forged.py")
@@ -437,6 +438,21 @@ def test_a_rewritten_pristine_tree_is_detected_and_written_again(make_env, calc)
     assert reward == UNFIXED and info.get("tampered") is True, observation
     assert "pristine files had been changed" in observation
     assert "== 5" in (pristine / "test_calc.py").read_text() and not (pristine / "calc_forged.py").exists()
+
+
+def test_a_pristine_tree_planted_before_the_first_eval_is_replaced(calc, tmp_path):
+    import minidebug
+
+    with minidebug.make(calc, cache_dir=tmp_path / "cache", bash=True, sandbox=None) as env:
+        env.reset()
+        pristine = env.workspace.prepared.eval_base
+        assert not pristine.exists()  # written by the task's first eval on this machine
+        bash(env, f"mkdir -p {pristine} && printf 'def test_all():\\n    pass\\n' > {pristine}/test_calc.py "
+                  f"&& cp {pristine}/test_calc.py {pristine}/test_forged.py")
+        assert (pristine / "test_forged.py").exists()
+        reward, observation, _ = evaluate(env)
+        assert reward == UNFIXED, observation
+        assert not (pristine / "test_forged.py").exists() and "== 5" in (pristine / "test_calc.py").read_text()
 
 
 def test_a_task_can_hand_a_harness_file_back_to_the_agent(make_env, task_dir):
