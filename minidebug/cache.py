@@ -45,7 +45,7 @@ class PreparedTask:
     entry: Path
     bare_repo: Path
     base_commit: str
-    eval_base: Path  # the base commit's files plus the hidden files: what every eval tree starts from
+    eval_base: Path  # the base files plus the hidden ones, what every eval tree starts from (see ensure_eval_base)
     hidden_files: tuple[str, ...]
     readonly_files: tuple[str, ...]
     test_files: tuple[str, ...]  # the base's files that pytest collects by default (test_*.py, *_test.py)
