@@ -197,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     import_parser.add_argument("--filter", help="swebench: a regular expression the instance_id must match")
     import_parser.add_argument("--slice", help="swebench: START:END of the (filtered) instances, e.g. 0:10")
     import_parser.add_argument("--setup", action="append", metavar="CMD",
-                               help="swebench: a command run once into each task's venv, e.g. 'pip install -e .'")
+                               help="swebench: a command run once into each task's venv, e.g. 'pip install -e .', "
+                                    "instead of the repository's environment recipe")
     import_parser.add_argument("--no-verify", action="store_true",
                                help="do not run each exercise's tests on its stub and example first")
     import_parser.set_defaults(handler=_import)
