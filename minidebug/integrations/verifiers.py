@@ -164,12 +164,12 @@ def task_paths(specs: list[str]) -> list[str]:
     Raises:
         ValueError: a spec names nothing.
     """
-    from minidebug.task import BUNDLED_TASKS
+    from minidebug.task import bundled_task_names
 
     found: list[str] = []
     for spec in specs:
         if spec == "bundled":
-            found += sorted(p.name for p in BUNDLED_TASKS.iterdir() if (p / "task.toml").is_file())
+            found += bundled_task_names()
         elif any(ch in spec for ch in "*?["):
             matches = sorted(p for p in glob.glob(spec) if Path(p).is_dir())
             if not matches:
@@ -211,7 +211,7 @@ def score_files(task: str, make_options: dict[str, Any], files: dict[str, Option
         root = env.workspace.root
         for rel, content in sorted(files.items()) + sorted(links.items()):
             target = root / rel
-            if not env.workspace.contains(target.parent) or ".." in Path(rel).parts or rel.startswith(".git"):
+            if not env.workspace.contains(target.parent) or ".." in Path(rel).parts or Path(rel).parts[0] == ".git":
                 continue
             remove_entry(root, rel)
             if rel in links:
