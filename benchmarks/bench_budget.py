@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from minidebug.budget import Budget
+from minidebug.core.budget import Budget
 
 from bench_core import print_table, row, timed
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import minidebug
-from minidebug import process
+from minidebug.sandbox import process
 
 
 def timed(fn, runs: int) -> list[float]:

@@ -18,9 +18,10 @@ from pathlib import Path
 from bench_core import print_table, row, timed
 
 import minidebug
-from minidebug import process, treeguard
-from minidebug.limits import Confinement
-from minidebug.sandbox import bwrap_works, landlock_works
+from minidebug.sandbox import process
+from minidebug.store import treeguard
+from minidebug.sandbox.confinement import Confinement
+from minidebug.sandbox.choose import bwrap_works, landlock_works
 
 
 def sandboxes() -> list[str | None]:

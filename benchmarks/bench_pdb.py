@@ -16,7 +16,7 @@ from pathlib import Path
 import pexpect
 
 import minidebug
-from minidebug import process
+from minidebug.sandbox import process
 from minidebug.tools.pdb import pdb_arguments
 
 from bench_core import print_table, row, timed

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import minidebug
-from minidebug import process
+from minidebug.sandbox import process
 
 from bench_core import print_table, row, timed
 

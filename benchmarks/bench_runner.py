@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import minidebug
-from minidebug.batch import plan, run_batch
-from minidebug.task import bundled_task_names, load_task
+from minidebug.run.batch import plan, run_batch
+from minidebug.tasks.task import bundled_task_names, load_task
 
 
 def tool_seconds(out: Path) -> float:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import minidebug
-from minidebug.soak import snapshot
+from minidebug.run.soak import snapshot
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 import minidebug
-from minidebug.process import all_processes
+from minidebug.sandbox.process import all_processes
 
 
 @pytest.fixture(scope="session")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from minidebug.batch import finished_results, plan, run_batch, select
-from minidebug.gc import collect
-from minidebug.task import load_task
+from minidebug.run.batch import finished_results, plan, run_batch, select
+from minidebug.run.cleanup import collect
+from minidebug.tasks.task import load_task
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants
 
 BUNDLED = ["sum_tree", "late_handlers", "report_stats"]
@@ -57,7 +57,7 @@ def slow_task(task_dir):
 
 def _start_run(task, out, cache_dir, tmp):
     env = {**os.environ, "MINIDEBUG_CACHE": str(cache_dir), "TMPDIR": str(tmp)}
-    cmd = [sys.executable, "-m", "minidebug.cli", "run", "--tasks", str(task), "--seeds", "2", "-j", "2",
+    cmd = [sys.executable, "-m", "minidebug.run.cli", "run", "--tasks", str(task), "--seeds", "2", "-j", "2",
            "--out", str(out)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
@@ -100,7 +100,7 @@ def test_sigkill_then_gc_then_resume(slow_task, cache_dir, tmp_path):
     (fast / "repo" / "test_slow.py").write_text("def test_fast():\n    pass\n")
     toml = (fast / "task.toml").read_text()
     (fast / "task.toml").write_text(toml.replace("test_slow.py::test_slow", "test_slow.py::test_fast"))
-    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "run", "--tasks", str(fast), "--seeds", "2",
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "run", "--tasks", str(fast), "--seeds", "2",
                            "-j", "2", "--out", str(out), "--resume"], env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -4,10 +4,10 @@ import textwrap
 
 import pytest
 
-from minidebug.breakable import changed_regions, executable_lines, probe_line, probe_lines, scopes
-from minidebug.check import check_task
-from minidebug.patch import parse_patch
-from minidebug.task import load_task
+from minidebug.taskcheck.breakable import changed_regions, executable_lines, probe_line, probe_lines, scopes
+from minidebug.taskcheck.check import check_task
+from minidebug.tasks.patch import parse_patch
+from minidebug.tasks.task import load_task
 
 SOURCE = textwrap.dedent('''\
     """A module docstring."""

@@ -1,6 +1,6 @@
 import pytest
 
-from minidebug.budget import Budget, get_encoding
+from minidebug.core.budget import Budget, get_encoding
 from minidebug.errors import MinidebugError
 
 LINES = "".join(f"line {i}: some words to count\n" for i in range(3000))

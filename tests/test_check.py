@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from minidebug.check import check_task, format_reports
-from minidebug.task import bundled_task_names, load_task
+from minidebug.taskcheck.check import check_task, format_reports
+from minidebug.tasks.task import bundled_task_names, load_task
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 
@@ -38,7 +38,7 @@ def test_cli_prints_a_table_and_fails_on_a_bad_task(task_dir, cache_dir):
     fixed = dict(CALC, **{"calc.py": CALC["calc.py"].replace("a - b", "a + b")})
     bad = task_dir(fixed, CALC_TOML, CALC_PATCH.replace("-    return a - b\n    +    return a + b",
                                                          "-    return a + b\n    +    return a - b"), name="bad")
-    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "check", "off_by_one", str(bad)],
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "check", "off_by_one", str(bad)],
                           capture_output=True, text=True, timeout=300,
                           env={**__import__("os").environ, "MINIDEBUG_CACHE": str(cache_dir)})
     assert done.returncode == 1

@@ -6,7 +6,7 @@ import pytest
 
 import minidebug
 from minidebug.errors import TaskError
-from minidebug.task import load_task
+from minidebug.tasks.task import load_task
 
 
 def make_folder(root):

@@ -4,8 +4,8 @@ import json
 import shutil
 import subprocess
 
-from minidebug.cli import main
-from minidebug.task import load_task
+from minidebug.run.cli import main
+from minidebug.tasks.task import load_task
 
 
 def test_preds_hold_one_applicable_patch_per_task_and_arm(tmp_path, cache_dir, monkeypatch):

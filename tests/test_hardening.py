@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from minidebug.gc import collect
-from minidebug.process import proc_stat
+from minidebug.run.cleanup import collect
+from minidebug.sandbox.process import proc_stat
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants
 
 

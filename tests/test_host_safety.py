@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from minidebug.process import all_processes
-from minidebug.sandbox import bwrap_works, landlock_works
+from minidebug.sandbox.process import all_processes
+from minidebug.sandbox.choose import bwrap_works, landlock_works
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 UNFIXED = 0.5
@@ -200,8 +200,8 @@ def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env,
                                     "cd / && env -i setsid sleep {tag} > /dev/null 2>&1 &"])
 def test_without_a_pid_namespace_programs_cannot_leave_their_group(tmp_path, escape):
     """What runs without bwrap (Landlock or no sandbox): setsid and setpgid fail, so the group kill ends all."""
-    from minidebug import seccomp
-    from minidebug.limits import Confinement
+    from minidebug.sandbox import seccomp
+    from minidebug.sandbox.confinement import Confinement
 
     if not seccomp.available():
         pytest.skip("no seccomp filter for this architecture")
@@ -221,7 +221,7 @@ def test_strays_are_found_by_token_or_working_folder(tmp_path):
     environment, or by its working folder."""
     import subprocess
 
-    from minidebug.limits import STRAY_VARIABLE, Confinement, PidsCgroup
+    from minidebug.sandbox.confinement import STRAY_VARIABLE, Confinement, PidsCgroup
 
     confinement = Confinement(4096, 60, 64, 64, None)
     confinement.cgroup.close()
@@ -247,7 +247,7 @@ def test_as_a_non_root_user_strays_die_too():
     import tempfile
     from pathlib import Path
 
-    from minidebug.limits import Confinement
+    from minidebug.sandbox.confinement import Confinement
 
     work = Path(tempfile.mkdtemp(prefix="minidebug-nonroot-"))  # pytest's tmp_path is root's alone
     os.chmod(work, 0o777)

@@ -4,8 +4,8 @@ import json
 import subprocess
 import sys
 
-from minidebug.check import check_task, format_reports
-from minidebug.task import load_task
+from minidebug.taskcheck.check import check_task, format_reports
+from minidebug.tasks.task import load_task
 
 
 def make_track(root):
@@ -40,7 +40,7 @@ def add_exercise(root, slug, instructions, stub, example, test):
 
 def test_import_makes_tasks_that_pass_check(tmp_path, cache_dir):
     track = make_track(tmp_path / "python")
-    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "import", "exercism", str(track),
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "import", "exercism", str(track),
                            "--out", str(tmp_path / "tasks")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "1 task(s) written" in done.stdout
     task = load_task(tmp_path / "tasks" / "leap")
@@ -59,7 +59,7 @@ def test_import_says_what_it_skipped_and_escapes_what_it_writes(tmp_path):
                  "assert f() == 1")  # the stub already passes: no bug to find
     add_exercise(track, "broken", "Broken example.\n", "def f():\n    return 0\n", "def f():\n    return 2\n",
                  "assert f() == 1")  # the example fails its own tests
-    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "import", "exercism", str(track),
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "import", "exercism", str(track),
                            "--out", str(tmp_path / "tasks")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
@@ -69,12 +69,12 @@ def test_import_says_what_it_skipped_and_escapes_what_it_writes(tmp_path):
     assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["greet", "leap"]
     assert load_task(tmp_path / "tasks" / "greet").description == tricky.strip()
 
-    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "import", "exercism", str(track),
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "import", "exercism", str(track),
                            "--out", str(tmp_path / "all"), "--no-verify"], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == f"4 task(s) written to {tmp_path / 'all'}"
 
 
 def test_a_folder_that_is_no_track_is_refused(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "import", "exercism", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "import", "exercism", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "no exercises/practice folder" in done.stderr

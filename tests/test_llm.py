@@ -8,9 +8,9 @@ import pytest
 
 from minidebug.agents.llm import LLMAgent
 from minidebug.errors import MinidebugError
-from minidebug.cli import main
-from minidebug.runner import run_episode
-from minidebug.task import load_task
+from minidebug.run.cli import main
+from minidebug.run.episode import run_episode
+from minidebug.tasks.task import load_task
 
 
 class ChatServer:

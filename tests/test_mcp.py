@@ -12,7 +12,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 
 def test_a_whole_episode_over_mcp(calc_task, cache_dir):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "minidebug.cli", "mcp", str(calc_task)],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "minidebug.run.cli", "mcp", str(calc_task)],
                                    env={**os.environ, "MINIDEBUG_CACHE": str(cache_dir)})
 
     async def episode():
@@ -49,7 +49,7 @@ def test_a_whole_episode_over_mcp(calc_task, cache_dir):
 
 
 def test_an_unlock_tells_the_client_the_tool_list_changed(calc_task, cache_dir):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "minidebug.cli", "mcp", str(calc_task),
+    params = StdioServerParameters(command=sys.executable, args=["-m", "minidebug.run.cli", "mcp", str(calc_task),
                                                                  "--strategy", "debug-after-1"],
                                    env={**os.environ, "MINIDEBUG_CACHE": str(cache_dir)})
     notices = []

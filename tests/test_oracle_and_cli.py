@@ -5,9 +5,10 @@ import sys
 import pytest
 
 from minidebug.agents.oracle import edits_for
-from minidebug.patch import parse_patch
-from minidebug.runner import run_episode, select_tasks
-from minidebug.task import bundled_task_names, load_task, smoke_task_paths
+from minidebug.tasks.patch import parse_patch
+from minidebug.run.episode import run_episode
+from minidebug.tasks.select import select_tasks
+from minidebug.tasks.task import bundled_task_names, load_task, smoke_task_paths
 
 TWO_HUNKS = """\
 --- a/m.py
@@ -63,7 +64,7 @@ def test_select_tasks_by_glob_name_and_path(calc_task):
 
 def _cli(*args, cache_dir, cwd=None):
     env = {**__import__("os").environ, "MINIDEBUG_CACHE": str(cache_dir)}
-    return subprocess.run([sys.executable, "-m", "minidebug.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "minidebug.run.cli", *args], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=600)
 
 

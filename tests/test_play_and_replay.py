@@ -6,9 +6,9 @@ import sys
 import pexpect
 import pytest
 
-from minidebug.play import parse_line
-from minidebug.runner import run_episode
-from minidebug.task import load_task
+from minidebug.run.play import parse_line
+from minidebug.run.episode import run_episode
+from minidebug.tasks.task import load_task
 
 
 def _environ(cache_dir):
@@ -16,7 +16,7 @@ def _environ(cache_dir):
 
 
 def test_play_in_a_terminal(calc_task, cache_dir):
-    child = pexpect.spawn(sys.executable, ["-m", "minidebug.cli", "play", str(calc_task)],
+    child = pexpect.spawn(sys.executable, ["-m", "minidebug.run.cli", "play", str(calc_task)],
                           env=_environ(cache_dir), encoding="utf-8", timeout=120)
     try:
         child.expect_exact("add() gives wrong sums")
@@ -76,7 +76,7 @@ def test_replay_of_a_recorded_episode_matches(calc_task, cache_dir, tmp_path):
     result = run_episode(load_task(calc_task), "oracle", tmp_path, cache_dir=cache_dir)
     assert result.solved
     path = tmp_path / "calc.oracle.s0.jsonl"
-    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "replay", str(path)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "replay", str(path)], capture_output=True,
                           text=True, env=_environ(cache_dir), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().endswith("0 difference(s) in 2 step(s)")
@@ -88,7 +88,7 @@ def test_replay_reports_differing_steps(calc_task, cache_dir, tmp_path):
     records = [json.loads(line) for line in path.read_text().splitlines()]
     records[1]["observation"] = records[1]["observation"].replace("a + b", "a * b")
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    done = subprocess.run([sys.executable, "-m", "minidebug.cli", "replay", str(path)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "replay", str(path)], capture_output=True,
                           text=True, env=_environ(cache_dir), timeout=300)
     assert done.returncode == 1
     assert "step 1: observation differs" in done.stdout and "1 difference(s)" in done.stdout
@@ -102,7 +102,7 @@ def test_replay_agent_in_run(calc_task, cache_dir, tmp_path):
 
 
 def test_pdb_and_eval_observations_replay_identically(calc_task, cache_dir, tmp_path):
-    from minidebug.replay import replay
+    from minidebug.run.replay_check import replay
 
     actions = [{"name": "pdb", "arguments": {"command": c}} for c in ("b calc.py:2", "c", "p a, b", "w", "c")]
     actions.append({"name": "eval"})

@@ -2,7 +2,7 @@ import os
 import sys
 import time
 
-from minidebug import process
+from minidebug.sandbox import process
 from tests.conftest import descendants
 
 

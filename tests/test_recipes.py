@@ -11,11 +11,11 @@ import pytest
 import minidebug
 from minidebug.agents.oracle import OracleAgent
 from minidebug.errors import TaskError, WorkspaceError
-from minidebug.importers.swebench import import_swebench
-from minidebug.interpreters import find_python
-from minidebug.recipes import find_recipe, task_environment
-from minidebug.task import load_task
-from minidebug.validate import validate_task
+from minidebug.tasks.importers.swebench import import_swebench
+from minidebug.store.interpreters import find_python
+from minidebug.tasks.recipes import find_recipe, task_environment
+from minidebug.tasks.task import load_task
+from minidebug.taskcheck.validate import validate_task
 
 FIXED_MARKER = "fixed-in-a-later-commit-7f3a"
 
@@ -327,7 +327,7 @@ def test_the_importer_names_the_recipe_or_says_there_is_none(tmp_path, upstream,
 def test_a_removed_repository_clone_is_made_again(tmp_path, upstream, cache_dir):
     import shutil
 
-    from minidebug.repos import store_path
+    from minidebug.store.repos import store_path
 
     repo, commits = upstream
     task = source_task(tmp_path, repo, commits["negate_bug"], "", "negate_again", ("x", "-x"))

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from minidebug.sandbox import bwrap_works, landlock_works
+from minidebug.sandbox.choose import bwrap_works, landlock_works
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed (.ci/run installs it)")
@@ -349,7 +349,7 @@ def test_an_explicit_bwrap_sandbox_never_falls_back(monkeypatch, calc, cache_dir
 
     import minidebug
     from minidebug.errors import WorkspaceError
-    from minidebug.sandbox import bwrap_works, landlock_works
+    from minidebug.sandbox.choose import bwrap_works, landlock_works
 
     if not bwrap_works():
         pytest.skip("needs bwrap to start with")
@@ -393,7 +393,7 @@ HOSTILE = {
 
 
 def _bundled_without_requirements():
-    from minidebug.task import bundled_task_names, load_task
+    from minidebug.tasks.task import bundled_task_names, load_task
 
     return [name for name in bundled_task_names() if not load_task(name).spec.requirements]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from minidebug.agents.oracle import edits_for
-from minidebug.cli import main
-from minidebug.patch import parse_patch
+from minidebug.run.cli import main
+from minidebug.tasks.patch import parse_patch
 from minidebug.report import build_report, load, text_summary
-from minidebug.task import load_task
+from minidebug.tasks.task import load_task
 
 from .test_llm import completion, server  # noqa: F401  (the fixture)
 

@@ -4,9 +4,9 @@ import socket
 
 import pytest
 
-from minidebug.sandbox import bwrap_works, landlock_works
-from minidebug.check import check_task, format_reports
-from minidebug.task import bundled_task_names, load_task
+from minidebug.sandbox.choose import bwrap_works, landlock_works
+from minidebug.taskcheck.check import check_task, format_reports
+from minidebug.tasks.task import bundled_task_names, load_task
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed (.ci/run installs it)")
 

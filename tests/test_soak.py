@@ -1,7 +1,7 @@
 """A short soak: many resets and many make/close cycles leak nothing (the long one is benchmarks/soak.py)."""
 
 import minidebug
-from minidebug.soak import snapshot
+from minidebug.run.soak import snapshot
 
 
 def test_reset_edit_eval_cycles_and_make_close_cycles_leak_nothing(calc_task, cache_dir):

@@ -5,12 +5,12 @@ import json
 import pytest
 
 import minidebug
-from minidebug.export import conversation, export_sft
-from minidebug.replay import replay
-from minidebug.runner import run_episode
-from minidebug.strategies import parse_strategy
-from minidebug.task import load_task
-from minidebug.trajectory import read_trajectory
+from minidebug.run.export import conversation, export_sft
+from minidebug.run.replay_check import replay
+from minidebug.run.episode import run_episode
+from minidebug.tools.strategies import parse_strategy
+from minidebug.tasks.task import load_task
+from minidebug.core.trajectory import read_trajectory
 
 from .test_llm import completion, server  # noqa: F401  (the fixture)
 

@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from minidebug.check import check_task, format_reports
-from minidebug.cli import main
-from minidebug.importers.swebench import parse_test_ids, portable, select_instances
-from minidebug.task import load_task
+from minidebug.taskcheck.check import check_task, format_reports
+from minidebug.run.cli import main
+from minidebug.tasks.importers.swebench import parse_test_ids, portable, select_instances
+from minidebug.tasks.task import load_task
 
 TEST_PATCH = textwrap.dedent("""\
     --- /dev/null

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 import minidebug
-from minidebug.task import bundled_task_names, load_task
+from minidebug.tasks.task import bundled_task_names, load_task
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 

@@ -1,4 +1,7 @@
-"""Agents: anything with `act(observation, info) -> ToolCall`. A registry of names to import strings."""
+"""Agents: anything that follows the `Agent` protocol (`act(observation, info) -> ToolCall`, and the
+optional hooks the runner calls). The oracle (applies the gold patch), the LLM agent with its clients
+(OpenAI-compatible and Anthropic), and the replay agent; a registry of names to import strings. Agents use
+`core`'s data types (tool calls, budgets, trajectories) and never an env's internals."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import difflib
 from importlib import import_module
 from typing import Any, Protocol
 
-from ..calls import ToolCall
+from ..core.calls import ToolCall
 
 AGENTS: dict[str, str] = {
     "oracle": "minidebug.agents.oracle:OracleAgent",

@@ -15,10 +15,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from ..budget import Budget
-from ..calls import ToolCall
+from ..core.budget import Budget
+from ..core.calls import ToolCall
 from ..errors import MinidebugError, ToolError
-from ..textcalls import FORMATS_HELP
+from ..core.textcalls import FORMATS_HELP
 from .clients import make_client
 
 PROMPTS = Path(__file__).with_name("prompts")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..calls import ToolCall
+from ..core.calls import ToolCall
 from ..errors import TaskError
-from ..patch import FilePatch, parse_patch
+from ..tasks.patch import FilePatch, parse_patch
 
 
 def edits_for(file_patch: FilePatch) -> Iterator[ToolCall]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..calls import ToolCall
+from ..core.calls import ToolCall
 from ..errors import MinidebugError
-from ..trajectory import read_trajectory
+from ..core.trajectory import read_trajectory
 
 
 class ReplayAgent:

@@ -35,12 +35,12 @@ class MinidebugGymEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, task: str, render_mode: str | None = None, **make_options: Any):
-        import minidebug
+        from ..core.make import make
 
         self.render_mode = render_mode
         self.observation_space = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
         self.action_space = spaces.Text(max_length=10_000, min_length=0, charset=CHARSET)
-        self.env = minidebug.make(task, **make_options)
+        self.env = make(task, **make_options)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -57,7 +57,7 @@ class MinidebugGymEnv(gymnasium.Env):
 
 def register_envs() -> None:
     """Register `minidebug/<task>` for every bundled and smoke task (gymnasium calls this on import)."""
-    from minidebug.task import bundled_task_names, smoke_task_paths
+    from minidebug.tasks.task import bundled_task_names, smoke_task_paths
 
     for name in bundled_task_names() + [p.name for p in smoke_task_paths()]:
         env_id = f"minidebug/{name}"

@@ -29,7 +29,7 @@ from inspect_ai.util import ExecResult, SandboxEnvironment, sandbox, sandboxenv
 from pydantic import BaseModel
 
 from ..errors import ToolError
-from ..safefs import read_entry, write_file
+from ..workspace.safefs import read_entry, write_file
 
 TOOLS = ("pdb", "trace", "inspect", "view", "listdir", "grep", "edit", "eval")
 METADATA_KEY = "minidebug_task"
@@ -65,13 +65,13 @@ class MinidebugSandbox(SandboxEnvironment):
     async def sample_init(cls, task_name: str, config: Any, metadata: dict[str, str]) -> dict[str, SandboxEnvironment]:
         import asyncio
 
-        import minidebug
+        from ..core.make import make
 
         settings = config if isinstance(config, MinidebugSandboxConfig) else MinidebugSandboxConfig()
         name = metadata.get(METADATA_KEY) or settings.task
         if not name:
             raise ValueError(f"the minidebug sandbox needs a task: sample metadata {METADATA_KEY!r} or config task")
-        env = minidebug.make(name, bash=True, terminate_on_success=False, **settings.make_options())
+        env = make(name, bash=True, terminate_on_success=False, **settings.make_options())
         try:
             await asyncio.to_thread(env.reset, seed=0)
             _keep_path_in_login_shells(env.workspace)
@@ -200,8 +200,8 @@ def minidebug_score():
 def minidebug_tasks(tasks: str = "*", strategy: str = "debug", max_steps: int = 30, model: Any = None) -> Task:
     """Bundled tasks or task folders (comma-separated selectors: names, globs, paths) as an inspect Task,
     solved by inspect's `react` agent with minidebug's tools (those of the strategy) and scored by its eval."""
-    from ..runner import select_tasks
-    from ..strategies import DEBUG_TOOLS, parse_strategy
+    from ..tasks.select import select_tasks
+    from ..tools.strategies import DEBUG_TOOLS, parse_strategy
 
     selected = select_tasks([s for s in tasks.split(",") if s.strip()])
     plan = parse_strategy(strategy)

@@ -69,8 +69,8 @@ async def serve_stdio(env: Any) -> None:
 
 def main(task: str, bash: bool = False, strategy: str = "debug") -> None:
     """Make and reset an env on task, serve it over stdio, close it when the client goes."""
-    import minidebug
+    from ..core.make import make
 
-    with minidebug.make(task, bash=bash, strategy=strategy) as env:
+    with make(task, bash=bash, strategy=strategy) as env:
         env.reset()
         asyncio.run(serve_stdio(env))

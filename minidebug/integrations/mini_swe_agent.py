@@ -42,9 +42,9 @@ class MinidebugEnvironment:
     """
 
     def __init__(self, *, task: str, timeout: float | None = None, **make_options: Any):
-        import minidebug
+        from ..core.make import make
 
-        self.env = minidebug.make(task, **{"terminate_on_success": False, **make_options})
+        self.env = make(task, **{"terminate_on_success": False, **make_options})
         try:
             self.problem_statement, _ = self.env.reset(seed=0)
             self.bridge = ToolBridge(self.env)

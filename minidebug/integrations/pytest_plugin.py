@@ -19,7 +19,7 @@ SMOKE = "smoke"
 
 
 def _expand(selectors) -> list[str]:
-    from minidebug.task import smoke_task_paths
+    from minidebug.tasks.task import smoke_task_paths
 
     expanded = []
     for selector in selectors:
@@ -47,7 +47,7 @@ def pytest_generate_tests(metafunc) -> None:
 @pytest.fixture
 def minidebug_task(request):
     """The task under test: the marker's parameter, else the first smoke task."""
-    from minidebug.task import load_task
+    from minidebug.tasks.task import load_task
 
     selector = getattr(request, "param", None) or _expand([SMOKE])[0]
     return load_task(selector)
@@ -56,8 +56,8 @@ def minidebug_task(request):
 @pytest.fixture
 def minidebug_env(minidebug_task):
     """An env on `minidebug_task`, closed after the test (call reset() first)."""
-    import minidebug
+    from ..core.make import make
 
-    env = minidebug.make(minidebug_task)
+    env = make(minidebug_task)
     yield env
     env.close()

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from skyrl_gym.envs import register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from ..textcalls import FORMATS_HELP
+from ..core.textcalls import FORMATS_HELP
 from .text_turns import TextTurns
 
 ENV_CLASS = "minidebug"
@@ -47,10 +47,10 @@ class MinidebugTextEnv(BaseTextEnv):
 
     def init(self, prompt: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, Any]]:
         """The prompt with the episode's first observation (problem statement and tools) appended."""
-        import minidebug
+        from ..core.make import make
 
         self.close()
-        self.env = minidebug.make(self.task, **self.make_options)
+        self.env = make(self.task, **self.make_options)
         observation, info = self.env.reset(seed=0)
         self.max_turns = self.env.limits.max_steps
         self.turns_played = TextTurns(self.env, self.reward_kind)

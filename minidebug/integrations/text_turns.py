@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..calls import ToolCall
+from ..core.calls import ToolCall
 from ..errors import ToolError
 
 REWARDS = ("solved", "fraction")

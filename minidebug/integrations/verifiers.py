@@ -76,9 +76,9 @@ class MinidebugToolset(vf.Toolset[MinidebugToolsetConfig, MinidebugState]):
     TOOL_PREFIX = None  # tools keep their names: view, edit, pdb, ...
 
     async def setup_task(self, data: MinidebugData) -> None:
-        import minidebug
+        from ..core.make import make
 
-        self.env = minidebug.make(data.task, **data.make)
+        self.env = make(data.task, **data.make)
         self._exit_stack.callback(self.env.close)
         await asyncio.to_thread(self.env.reset)
         self._lock = asyncio.Lock()
@@ -133,8 +133,8 @@ class MinidebugTask(vf.Task[MinidebugData, MinidebugState, vf.TaskConfig]):
 
 class MinidebugTaskset(vf.Taskset[MinidebugTask, MinidebugTasksetConfig]):
     def load(self):
-        from minidebug.strategies import parse_strategy
-        from minidebug.task import load_task
+        from minidebug.tools.strategies import parse_strategy
+        from minidebug.tasks.task import load_task
 
         strategy = parse_strategy(str(self.config.make.get("strategy", "debug")))
         if strategy.unlock_after_edits is not None:
@@ -164,7 +164,7 @@ def task_paths(specs: list[str]) -> list[str]:
     Raises:
         ValueError: a spec names nothing.
     """
-    from minidebug.task import bundled_task_names
+    from minidebug.tasks.task import bundled_task_names
 
     found: list[str] = []
     for spec in specs:
@@ -203,10 +203,10 @@ def score_files(task: str, make_options: dict[str, Any], files: dict[str, Option
                 links: dict[str, str]) -> float:
     """The reward of a set of changed files: a fresh episode of the task, the files written into its
     worktree as the agent left them, minidebug's eval (which keeps the task's tests and harness its own)."""
-    import minidebug
-    from minidebug.safefs import remove_entry
+    from ..core.make import make
+    from minidebug.workspace.safefs import remove_entry
 
-    with minidebug.make(task, **make_options) as env:
+    with make(task, **make_options) as env:
         env.reset()
         root = env.workspace.root
         for rel, content in sorted(files.items()) + sorted(links.items()):

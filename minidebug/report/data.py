@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..export import trajectories
+from ..core.trajectory import trajectories
 
 MAX_OBSERVATION_CHARS = 20_000  # per step in an episode page; the trajectory keeps the whole text
 DEBUG_TOOLS = ("pdb", "trace", "inspect")

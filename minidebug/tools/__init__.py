@@ -1,5 +1,9 @@
-"""The tool registry: names to import strings, loaded lazily."""
-
+"""What an agent can call: one module per tool group (files, edit, eval/submit, bash, pdb, trace/inspect),
+the `Tool` base class with its hooks declared as no-op methods, the registry of names, function-calling
+schemas, the strategies that say which tools an episode starts with, and the toolbox that holds an
+episode's tool set. A tool sees its episode only through the `Episode` protocol; tools import the rooms
+below them (scoring, workspace, store, tasks, sandbox), never `core`.
+"""
 from __future__ import annotations
 
 import difflib

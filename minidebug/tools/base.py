@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..calls import ToolOutput
+from .output import ToolOutput
 from ..errors import ToolError
-from ..safefs import read_entry
+from ..workspace.safefs import read_entry
 
 if TYPE_CHECKING:
-    from ..evaluate import EvalResult
-    from ..limits import Confinement
-    from ..task import Limits, Task
-    from ..workspace import Workspace
+    from ..scoring.evaluate import EvalResult
+    from ..sandbox.confinement import Confinement
+    from ..tasks.task import Limits, Task
+    from ..workspace.worktree import Workspace
 
 MAX_TEXT_ARGUMENT = 1_000_000  # characters in any one string argument
 

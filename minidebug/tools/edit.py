@@ -9,7 +9,7 @@ from typing import Optional
 from pydantic import Field, model_validator
 
 from ..errors import ToolError
-from ..safefs import write_file
+from ..workspace.safefs import write_file
 from .base import Arguments, Episode, Tool, read_bytes
 
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..calls import ToolOutput
+from .output import ToolOutput
 from .base import Episode, Tool
 
 

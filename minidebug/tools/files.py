@@ -9,7 +9,7 @@ from typing import Optional
 from pydantic import Field
 
 from ..errors import ToolError
-from ..safefs import read_entry
+from ..workspace.safefs import read_entry
 from .base import Arguments, Episode, Tool, read_bytes
 
 VIEW_WINDOW = 200

@@ -10,8 +10,8 @@ from pathlib import Path
 from pydantic import Field
 
 from ..errors import ToolError
-from ..process import Completed
-from ..pdb_session import Breakpoint, PdbSession, Reply
+from ..sandbox.process import Completed
+from .pdb_session import Breakpoint, PdbSession, Reply
 from .base import Arguments, Episode, Tool
 
 REFUSED = {

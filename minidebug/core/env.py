@@ -1,0 +1,376 @@
+"""DebugEnv: one debugging episode with Gymnasium's vocabulary."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from ..sandbox import choose as sandbox
+from ..store import cache, treeguard
+from ..store.cache import PreparedTask
+from ..scoring.counted import counted_tests
+from .budget import DEFAULT_ENCODING, Budget
+from ..tools.output import ToolOutput
+from .calls import ToolCall
+from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
+from ..scoring.evaluate import EvalResult, evaluate
+from ..sandbox.confinement import Confinement
+from ..tools.strategies import parse_strategy
+from ..tools.toolbox import Toolbox
+from ..tasks.task import Limits, Task
+from ..tools import DEFAULT_TOOLS, TOOLS, unknown_tool_message
+from ..tools.base import Tool
+from ..store.venv import invalidate
+from ..workspace.worktree import Workspace
+
+
+# Only minidebug's own noise is normalised: pytest's closing line's timing, and default reprs' addresses.
+_PYTEST_TIMING = re.compile(r"^((?:=+ )?(?:no tests ran|\d+ [a-z]+(?:, \d+ [a-z]+)*))"
+                            r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?((?: =+)?)$", re.M)
+_ADDRESS = re.compile(r"(<[^<>\n]* at )0x[0-9a-fA-F]+>")
+
+
+class EnvConfig(BaseModel):
+    """How an env behaves, apart from the task and its limits.
+
+    Attributes:
+        tools: names of the tools the agent may call.
+        terminate_on_success: end the episode as soon as an eval passes every test.
+        encoding: tiktoken encoding used to count tokens (must be available offline).
+        cache_dir: where bare repos and venvs are cached (default: `$MINIDEBUG_CACHE` or the user cache dir).
+        max_seconds: wall-clock budget of an episode (None: no limit).
+        keep_breakpoints: keep pdb breakpoints across reset() (mapped back to the base files).
+        sandbox: "auto" (bwrap, else Landlock, else none with a warning), "bwrap" or "landlock" (never
+            without it), or None.
+        strategy: "debug" (every tool), "rewrite" (no pdb, trace or inspect) or "debug-after-N" (those
+            three unlocked after the N-th successful edit); see minidebug.core.strategies.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tools: tuple[str, ...] = DEFAULT_TOOLS
+    terminate_on_success: bool = True
+    encoding: str = DEFAULT_ENCODING
+    cache_dir: Optional[Path] = None
+    max_seconds: Optional[float] = None
+    keep_breakpoints: bool = False
+    sandbox: Optional[Literal["auto", "bwrap", "landlock"]] = "auto"
+    strategy: str = "debug"
+
+    @field_validator("strategy")
+    @classmethod
+    def _strategy(cls, name: str) -> str:
+        return parse_strategy(name).name
+
+    @field_validator("tools")
+    @classmethod
+    def _known(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
+        for name in tools:
+            if name not in TOOLS:
+                raise ValueError(unknown_tool_message(name, TOOLS))
+        return tools
+
+
+class DebugEnv:
+    """A debugging episode on one task: reset, step, close.
+
+    Build one with `minidebug.make(...)`. Each env has its own worktree, so many envs
+    (of the same task or not) may run at once in threads or processes. One env's calls are
+    serialised by a lock, so sharing an env between threads is safe (if rarely useful);
+    `areset`/`astep`/`aclose` run the calls in a worker thread for asyncio callers.
+    """
+
+    def __init__(self, task: Task, limits: Limits, config: EnvConfig):
+        self.task = task
+        self.limits = limits
+        self.config = config
+        self.strategy = parse_strategy(config.strategy)
+        self.toolbox = Toolbox(config.tools, self.strategy)
+        self.tools: dict[str, Tool] = self.toolbox.tools
+        self.workspace: Workspace | None = None
+        self.confinement: Confinement | None = None
+        self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
+        self._steps = 0
+        self._started = 0.0
+        self._done = False
+        self._closed = False
+        self._tampered = False
+        self.counted: tuple[str, ...] | None = None
+        self._lock = threading.RLock()
+
+    # -- Gymnasium vocabulary --------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start (or restart) the episode with the worktree at the task's base commit.
+
+        Args:
+            seed: accepted for Gymnasium compatibility; episodes are deterministic.
+            options: unused; reserved.
+
+        Returns:
+            The first observation (problem statement and tool list) and an info dict.
+
+        Raises:
+            WorkspaceError: the worktree or venv could not be made.
+            TaskError: the task's files are inconsistent.
+        """
+        with self._lock:
+            return self._reset(seed)
+
+    def _reset(self, seed: int | None) -> tuple[str, dict[str, Any]]:
+        if self._closed:
+            raise MinidebugError("this env is closed; make a new one")
+        self._tampered = False
+        fresh = self.workspace is None
+        if fresh:
+            self._start()
+        else:
+            self._check_venv()
+        for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
+            if hasattr(tool, "reset"):
+                tool.reset(self, self.config.keep_breakpoints)
+        self.toolbox.restore()
+        if not fresh:
+            self.confinement.kill_strays([self.workspace.dir])
+            self.workspace.reset()
+        self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
+        self._steps = 0
+        self._done = False
+        self._started = time.monotonic()
+        observation = self._introduction()
+        self.budget.charge(self.budget.count(observation))
+        return observation, self._info()
+
+    def step(self, action: ToolCall | dict | str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run one tool call.
+
+        Args:
+            action: a ToolCall, a dict like {"name": ..., "arguments": {...}}, or that dict as JSON.
+
+        Returns:
+            (observation, reward, terminated, truncated, info). A bad call gives an observation
+            starting with "error:" and sets info["error"]; the episode goes on.
+
+        Raises:
+            MinidebugError: step() before reset() or after close().
+        """
+        with self._lock:
+            return self._step(action)
+
+    def _step(self, action: ToolCall | dict | str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.workspace is None or self._closed:
+            raise MinidebugError("call reset() before step()" if not self._closed else "this env is closed")
+        self._tampered = False
+        if self._done:
+            message = "error: the episode is over; call reset() to start again"
+            return message, 0.0, True, False, self._info(error=message)
+        self._steps += 1
+        extra: dict[str, Any] = {}
+        reward, terminated = 0.0, False
+        try:
+            call = ToolCall.parse(action)
+            extra["tool"] = call.name
+            tool = self.tools.get(call.name)
+            if tool is None:
+                raise ToolError(unknown_tool_message(call.name, self.tools))
+            output = tool.run(self, tool.parse(call.arguments))
+        except ToolError as exc:
+            output = ToolOutput(f"error: {exc}")
+            extra["error"] = str(exc)
+        except (OSError, UnicodeError) as exc:
+            output = ToolOutput(f"error: {exc.__class__.__name__}: {exc}")
+            extra["error"] = str(exc)
+        if isinstance(output, str):
+            output = ToolOutput(output)
+        if extra.get("tool") == "edit" and "error" not in extra:
+            self.toolbox.edit_succeeded()
+        if output.score is not None:
+            reward = output.score / output.max_score if output.max_score else 0.0
+            extra.update(score=output.score, max_score=output.max_score)
+            terminated = output.submitted or (
+                self.config.terminate_on_success and bool(output.max_score) and output.score == output.max_score
+            )
+        text = self._normalize(output.text)
+        enabled, note = self.toolbox.take_news()
+        if enabled:
+            extra["tools_enabled"] = enabled
+            text += "\n\n" + note
+        observation, tokens = self.budget.fit(text)
+        self.budget.charge(tokens)
+        truncated = not terminated and self._out_of_budget(extra)
+        self._done = terminated or truncated
+        return observation, reward, terminated, truncated, self._info(**extra)
+
+    def close(self) -> None:
+        """Stop every process of the episode and remove its worktree and temp dir. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for tool in self.tools.values():
+                if hasattr(tool, "close"):
+                    tool.close()
+            if self.confinement is not None:
+                if self.workspace is not None:
+                    self.confinement.kill_strays([self.workspace.dir])
+                self.confinement.close()  # whatever escaped its process group
+            if self.workspace is not None:
+                self.workspace.close()
+
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """`reset` for asyncio callers: runs in a worker thread."""
+        return await asyncio.to_thread(self.reset, seed=seed, options=options)
+
+    async def astep(self, action: ToolCall | dict | str):
+        """`step` for asyncio callers: runs in a worker thread."""
+        return await asyncio.to_thread(self.step, action)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> DebugEnv:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # -- for agents and callers --------------------------------------------------------------
+    def tool_schemas(self, provider: str = "openai") -> list[dict[str, Any]]:
+        """JSON schemas of the enabled tools for function calling ("openai" or "anthropic")."""
+        from ..tools.schemas import tool_schemas
+
+        return tool_schemas(list(self.tools.values()), provider)
+
+    def enable_tools(self, names: list[str] | tuple[str, ...]) -> list[str]:
+        """Make more tools available from the next step on, until the next reset().
+
+        The next observation ends with a note naming the new tools and what they do, and
+        `tool_schemas()` includes them from now on (`info["tools_enabled"]` lists them on that step).
+
+        Args:
+            names: registered tool names; those already enabled are ignored.
+
+        Returns:
+            The names that were newly enabled.
+
+        Raises:
+            ValueError: an unknown tool name (the closest is suggested).
+        """
+        with self._lock:
+            return self.toolbox.enable(names)
+
+    def report_usage(self, tokens: int) -> None:
+        """Charge model tokens (prompt + completion) to the episode budget."""
+        self.budget.charge(tokens)
+
+    def diff(self) -> str:
+        """The agent's changes so far, as a unified diff against the task's base."""
+        if self.workspace is None:
+            return ""
+        return self._normalize(self.workspace.diff())
+
+    # -- what tools may use (the tools.base.Episode protocol) ------------------------------
+    def evaluate(self) -> EvalResult:
+        """Score the agent's changes in a fresh eval tree (see evaltree.py)."""
+        assert self.workspace is not None and self.confinement is not None
+        notes = ["the venv had been changed by a program and was rebuilt before this eval"] \
+            if self._check_venv() else []
+        cache.ensure_eval_base(self.task, self.workspace.prepared)
+        if not treeguard.guard(self.workspace.prepared.eval_base).intact():
+            self._tampered = True
+            cache.repair_eval_base(self.task, self.workspace.prepared)
+            notes.append("the task's pristine files had been changed by a program and were written again")
+        return evaluate(self.workspace, self._counted(), self.limits.eval_timeout, self.confinement, notes)
+
+    def _counted(self) -> tuple[str, ...]:
+        """The task's counted test ids, measured on the first eval of the task on this machine."""
+        if self.counted is None:
+            assert self.workspace is not None and self.confinement is not None
+            try:
+                self.counted = counted_tests(self.task, self.workspace.prepared, self.confinement,
+                                             self.limits.eval_timeout)
+            except TaskError as exc:
+                raise ToolError(f"eval: {exc}") from None
+        return self.counted
+
+    def file_edited(self, rel: str, before: str, after: str) -> None:
+        for tool in self.tools.values():
+            if hasattr(tool, "file_edited"):
+                tool.file_edited(self, rel, before, after)
+
+    def breakpoint_lines(self, rel: str) -> set[int]:
+        lines: set[int] = set()
+        for tool in self.tools.values():
+            if hasattr(tool, "breakpoint_lines"):
+                lines |= tool.breakpoint_lines(self, rel)
+        return lines
+
+    # -- internals -------------------------------------------------------------------------
+    def _start(self) -> None:
+        """First reset: sandbox, cache, limits, worktree. Fails closed: on any error nothing
+        of the episode is left, and the next reset() starts over (with the same sandbox demands)."""
+        kind = sandbox.resolve(self.config.sandbox)
+        prepared = cache.prepare(self.task, self.config.cache_dir)
+        limits = self.limits
+        confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes,
+                                  kind, prepared.venv, (prepared.drivers,))
+        workspace = None
+        try:
+            if not treeguard.guard(prepared.venv).intact():
+                prepared = self._repair_venv(prepared)
+            workspace = Workspace(self.task, prepared)
+        except BaseException:
+            if workspace is not None:
+                workspace.close()
+            confinement.close()
+            raise
+        self.workspace, self.confinement = workspace, confinement
+
+    def _check_venv(self) -> bool:
+        """Rebuild the venv if a program changed it; returns True (and flags info["tampered"]) if it did."""
+        assert self.workspace is not None
+        if treeguard.guard(self.workspace.venv).intact():
+            return False
+        self.workspace.prepared = self._repair_venv(self.workspace.prepared)
+        return True
+
+    def _repair_venv(self, prepared: PreparedTask) -> PreparedTask:
+        self._tampered = True
+        invalidate(prepared.venv)
+        prepared = cache.prepare(self.task, self.config.cache_dir)
+        if not treeguard.guard(prepared.venv).intact():
+            raise WorkspaceError(f"{prepared.venv}: the venv changes as soon as it is rebuilt")
+        return prepared
+
+    def _introduction(self) -> str:
+        tools = "\n".join(f"- {tool.name}: {tool.description}" for tool in self.tools.values())
+        return f"{self.task.description.strip()}\n\nTools:\n{tools}"
+
+    def _normalize(self, text: str) -> str:
+        """Observations hold no temp paths, timings or object addresses, so a faithful replay matches."""
+        assert self.workspace is not None
+        root = str(self.workspace.root)
+        text = text.replace(root + "/", "").replace(root, ".")
+        text = text.replace(str(self.workspace.dir), "$EPISODE").replace(str(self.workspace.venv), "$VENV")
+        text = _PYTEST_TIMING.sub(r"\1\2", text)
+        return _ADDRESS.sub(r"\g<1>0x...>", text)
+
+    def _out_of_budget(self, extra: dict[str, Any]) -> bool:
+        if self._steps >= self.limits.max_steps:
+            extra["truncated_by"] = "max_steps"
+        elif self.budget.exhausted:
+            extra["truncated_by"] = "max_tokens"
+        elif self.config.max_seconds is not None and time.monotonic() - self._started > self.config.max_seconds:
+            extra["truncated_by"] = "max_seconds"
+        return "truncated_by" in extra
+
+    def _info(self, **extra: Any) -> dict[str, Any]:
+        if self._tampered:
+            extra["tampered"] = True
+        return {"task": self.task.name, "step": self._steps, "tokens_used": self.budget.used,
+                "tokens_left": self.budget.left, **extra}

@@ -1,0 +1,237 @@
+"""Many episodes: tasks × agents × seeds on a process pool or on Ray, resumable, with a progress bar."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from .episode import EpisodeResult, episode_id
+from ..tasks.task import Task
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One episode to run; plain data so that it crosses process and machine boundaries."""
+
+    task_path: str
+    task_name: str
+    agent: str
+    seed: int
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    make_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return episode_id(self.task_name, self.agent, self.seed, self.make_options.get("strategy", "debug"))
+
+
+def plan(tasks: Iterable[Task], agents: Iterable[str], seeds: Iterable[int],
+         agent_options: dict[str, dict[str, Any]] | None = None,
+         make_options: dict[str, Any] | None = None, strategies: Iterable[str] = ("debug",)) -> list[EpisodeSpec]:
+    """Every (task, agent, strategy, seed) combination, in a stable order.
+
+    Raises:
+        ValueError: an unknown strategy.
+    """
+    from ..tools.strategies import parse_strategy
+
+    agent_options = agent_options or {}
+    names = list(dict.fromkeys(parse_strategy(s).name for s in strategies))
+    return [EpisodeSpec(str(task.root), task.name, agent, seed, dict(agent_options.get(agent, {})),
+                        {**(make_options or {}), "strategy": strategy})
+            for task in tasks for agent in agents for strategy in names for seed in seeds]
+
+
+def finished_results(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Results of the episodes whose trajectory in out_dir is complete, by episode id."""
+    results = {}
+    for path in sorted(Path(out_dir).glob("*.jsonl")):
+        try:
+            last = path.read_text(encoding="utf-8").rstrip("\n").rsplit("\n", 1)[-1]
+            record = json.loads(last)
+        except (OSError, ValueError):
+            continue
+        if record.get("type") == "result":
+            results[path.stem] = record
+    return results
+
+
+def select(specs: list[EpisodeSpec], out_dir: Path | None, resume: bool, rerun_failed: bool) -> list[EpisodeSpec]:
+    """Drop the episodes that `--resume` or `--rerun-failed` says to skip."""
+    if out_dir is None or not (resume or rerun_failed):
+        return specs
+    done = finished_results(out_dir)
+    if rerun_failed:
+        return [s for s in specs if s.id in done and not done[s.id].get("solved")]
+    return [s for s in specs if s.id not in done]
+
+
+def run_spec(spec: EpisodeSpec) -> tuple[dict[str, Any], str]:
+    """Run one episode (in a worker) and return its result and its trajectory's text."""
+    from .episode import run_episode
+    from ..tasks.task import load_task
+
+    with tempfile.TemporaryDirectory(prefix="minidebug-trajectory-") as scratch:
+        result = run_episode(load_task(spec.task_path), spec.agent, Path(scratch), spec.agent_options,
+                             spec.seed, **spec.make_options)
+        trajectory = Path(scratch) / f"{spec.id}.jsonl"
+        text = trajectory.read_text(encoding="utf-8") if trajectory.exists() else ""
+    return asdict(result), text
+
+
+def _worker_init() -> None:
+    """SIGTERM (Pool.terminate) and SIGINT (Ctrl-C) unwind the episode once, so `with make(...)` closes the
+    env; a second signal while it is closing is ignored rather than cutting the cleanup short."""
+    stopping = []
+
+    def stop(signum, frame):
+        if not stopping:
+            stopping.append(signum)
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def _process_pool(specs: list[EpisodeSpec], jobs: int) -> Iterator[tuple[dict[str, Any], str]]:
+    import multiprocessing
+
+    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_init, maxtasksperchild=20)
+    try:
+        yield from pool.imap_unordered(run_spec, specs)
+        pool.close()
+    except BaseException:
+        pool.terminate()  # SIGTERM to the workers, which close their envs, then joined
+        raise
+    finally:
+        pool.join()
+
+
+def _ray(specs: list[EpisodeSpec], jobs: int, address: str | None) -> Iterator[tuple[dict[str, Any], str]]:
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("the ray backend needs Ray: pip install 'minidebug[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, num_cpus=None if address else jobs, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    remote = ray.remote(num_cpus=1, max_retries=0)(run_spec)
+    pending = [remote.remote(spec) for spec in specs]
+    try:
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(ready[0])
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref)  # KeyboardInterrupt inside the task: its env is closed
+        raise
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int | None = None,
+              backend: str = "process", ray_address: str | None = None,
+              on_result: Callable[[EpisodeResult], None] | None = None) -> list[EpisodeResult]:
+    """Run the episodes and return their results in completion order.
+
+    With out_dir, each trajectory is written there as its episode finishes, and results.json
+    (all finished episodes of the folder, old and new) after every episode.
+
+    Raises:
+        ValueError: unknown backend.
+    """
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    if backend not in ("process", "ray"):
+        raise ValueError(f"unknown backend {backend!r}; choose 'process' or 'ray'")
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    if not specs:
+        return []
+    if backend == "ray":
+        stream = _ray(specs, jobs, ray_address)
+    elif jobs == 1:
+        stream = map(run_spec, specs)
+    else:
+        stream = _process_pool(specs, min(jobs, len(specs)))
+    results = []
+    for data, trajectory in stream:
+        result = EpisodeResult(**data)
+        results.append(result)
+        if out_dir is not None:
+            if trajectory:
+                (Path(out_dir) / f"{result.id}.jsonl").write_text(trajectory, encoding="utf-8")
+            write_results(Path(out_dir))
+        if on_result:
+            on_result(result)
+    return results
+
+
+def write_results(out_dir: Path) -> None:
+    records = [{k: v for k, v in r.items() if k not in ("type", "diff")} for r in finished_results(out_dir).values()]
+    tmp = out_dir / "results.json.tmp"
+    tmp.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out_dir / "results.json")
+
+
+def summary(results: list[EpisodeResult]) -> str:
+    """Per task (and per agent and strategy, when a run has several): episodes, solve rate, mean steps, tokens
+    and seconds; then the total."""
+    arms = {(r.agent, r.strategy) for r in results}
+    by_task: dict[str, list[EpisodeResult]] = {}
+    for result in results:
+        key = result.task if len(arms) < 2 else f"{result.task} [{result.agent} {result.strategy}]"
+        by_task.setdefault(key, []).append(result)
+    width = max([len(t) for t in by_task] + [5])
+    header = f"{'task':<{width}}  episodes  solved  rate    steps   tokens  seconds"
+    lines = [header, "-" * len(header)]
+
+    def line(name: str, group: list[EpisodeResult]) -> str:
+        solved = sum(r.solved for r in group)
+        mean = lambda values: statistics.fmean(values) if values else 0.0  # noqa: E731
+        return (f"{name:<{width}}  {len(group):>8}  {solved:>6}  {solved / len(group):>4.0%}  "
+                f"{mean([r.steps for r in group]):>7.1f}  {mean([r.tokens for r in group]):>7.0f}  "
+                f"{mean([r.seconds for r in group]):>7.2f}")
+
+    for task in sorted(by_task):
+        lines.append(line(task, by_task[task]))
+        lines += [f"  {r.id}: {r.error}" for r in by_task[task] if r.error]
+    if results:
+        lines.append(line("total", results))
+    return "\n".join(lines)
+
+
+class Progress:
+    """A rich progress bar on stderr (episodes done, solved, running, ETA); silent when stderr is no terminal."""
+
+    def __init__(self, total: int, jobs: int):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+
+        self.total, self.jobs, self.done, self.solved = total, jobs, 0, 0
+        self.bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ETA"),
+                       TimeRemainingColumn(), disable=not sys.stderr.isatty(), transient=False)
+        self.task = self.bar.add_task(self._text(), total=total)
+
+    def _text(self) -> str:
+        running = min(self.jobs, self.total - self.done)
+        return f"solved {self.solved}, running {running}"
+
+    def __enter__(self) -> Progress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.bar.__exit__(*exc_info)
+
+    def advance(self, result: EpisodeResult) -> None:
+        self.done += 1
+        self.solved += result.solved
+        self.bar.update(self.task, advance=1, description=self._text())

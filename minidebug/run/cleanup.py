@@ -1,0 +1,87 @@
+"""`minidebug gc`: remove what a killed run left behind (episode temp dirs, their processes, worktree records)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
+from ..sandbox.process import start_time
+from ..workspace.worktree import EPISODE_PREFIX, OWNER_FILE
+
+
+def owner_alive(episode_dir: Path) -> bool:
+    """True if the process that made this episode dir still runs (pid and start time both match)."""
+    if not Path("/proc/self/stat").exists():
+        return True  # no way to tell here: never remove
+    try:
+        pid, start = (episode_dir / OWNER_FILE).read_text().split()
+    except (OSError, ValueError):
+        return False
+    return start_time(int(pid)) == start
+
+
+def processes_inside(folder: Path) -> list[int]:
+    """PIDs of processes whose working directory lies in folder."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cwd = Path(os.readlink(f"/proc/{entry}/cwd"))
+            except OSError:
+                continue
+            if cwd == folder or folder in cwd.parents:
+                found.append(int(entry))
+    return found
+
+
+def orphaned_cgroups() -> list[Path]:
+    """Episode pids cgroups whose owning process is gone."""
+    found = []
+    for root in CGROUP_ROOTS:
+        for cgroup in sorted(root.glob(f"{CGROUP_PREFIX}*")) if root.is_dir() else []:
+            owner = cgroup.name[len(CGROUP_PREFIX):].split("-")[0]
+            if owner.isdigit() and start_time(int(owner)) is None:
+                found.append(cgroup)
+    return found
+
+
+def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run: bool = False) -> list[str]:
+    """Remove orphaned episode dirs (killing processes still working in them) and prune worktree records.
+
+    Returns a line per thing removed (or that would be, with dry_run).
+    """
+    from ..store.cache import default_cache_dir
+    from ..errors import WorkspaceError
+    from ..store.gitcmd import git
+
+    temp_dir = Path(temp_dir or tempfile.gettempdir())
+    done = []
+    for episode_dir in sorted(temp_dir.glob(f"{EPISODE_PREFIX}*")):
+        if not episode_dir.is_dir() or owner_alive(episode_dir):
+            continue
+        pids = processes_inside(episode_dir.resolve())
+        done.append(f"{episode_dir}" + (f" (killing {len(pids)} processes)" if pids else ""))
+        if dry_run:
+            continue
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(episode_dir, ignore_errors=True)
+    for cgroup in orphaned_cgroups():
+        done.append(f"{cgroup} (pids cgroup)")
+        if not dry_run:
+            PidsCgroup.existing(cgroup).close()
+    tasks = Path(cache_dir or default_cache_dir()) / "tasks"
+    for bare in sorted(tasks.glob("*/repo.git")) if tasks.is_dir() else []:
+        if not dry_run:
+            try:
+                git(bare, "worktree", "prune")
+            except WorkspaceError:
+                pass
+    return done

@@ -1,0 +1,246 @@
+"""The `minidebug` command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..errors import MinidebugError
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..agents import load_agent
+    from .batch import Progress, plan, run_batch, select, summary
+    from ..tasks.select import select_tasks
+
+    options = {
+        "llm": {"model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env,
+                "provider": args.provider, "tool_format": args.tool_format,
+                "prompt": str(args.prompt) if args.prompt else None},
+        "replay": {"trajectory": str(args.trajectory) if args.trajectory else None},
+    }
+    for agent in args.agent:
+        load_agent(agent)(**options.get(agent, {}))  # bad names and options fail before any episode
+    if (args.resume or args.rerun_failed) and args.out is None:
+        raise ValueError("--resume and --rerun-failed need --out (the folder of the earlier run)")
+    specs = plan(select_tasks(args.tasks), args.agent, range(args.seeds), options, strategies=args.strategy)
+    specs = select(specs, args.out, args.resume, args.rerun_failed)
+    jobs = args.jobs or os.cpu_count() or 1
+    with Progress(len(specs), jobs) as progress:
+        results = run_batch(specs, args.out, jobs, args.backend, args.ray_address, progress.advance)
+    print(summary(results) if results else "nothing to run")
+    return 0 if all(r.solved for r in results) else 1
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..taskcheck.check import check_task, format_reports
+    from ..tasks.select import select_tasks
+
+    sandbox = None if args.sandbox == "none" else args.sandbox
+    reports = [check_task(task, sandbox=sandbox) for task in select_tasks(args.tasks)]
+    print(format_reports(reports))
+    return 0 if all(r.ok for r in reports) else 1
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from ..taskcheck.validate import format_validations, validate_tasks
+
+    sandbox = None if args.sandbox == "none" else args.sandbox
+    rows = validate_tasks([str(path) for path in args.tasks], args.jobs, {"sandbox": sandbox})
+    print(format_validations(rows))
+    return 0 if all(row.ok for row in rows) else 1
+
+
+def _import(args: argparse.Namespace) -> int:
+    from ..tasks.importers import import_exercism, import_swebench
+
+    if args.kind == "swebench":
+        out = args.out or Path("tasks-swebench")
+        report = import_swebench(args.path, out, args.repos, args.filter, args.slice, args.setup or [])
+    else:
+        out = args.out or Path("tasks-exercism")
+        report = import_exercism(args.path, out, verify=not args.no_verify)
+    print(report.summary(out))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .export import export_predictions, export_sft
+
+    if args.kind == "preds":
+        out = args.out or Path("preds.json")
+        count = export_predictions(args.runs, out)
+        print(f"{count} prediction(s) written to {out}")
+        return 0
+    out = args.out or Path("sft.jsonl")
+    count = export_sft(args.runs, out, args.solved_only)
+    print(f"{count} episode(s) written to {out}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ..report import build_report, text_summary
+
+    if args.text:
+        print(text_summary(args.runs))
+        return 0
+    report = build_report(args.runs, args.out)
+    print(f"{len(report.episodes)} episode(s) of {len(report.runs)} run(s) written to {args.out}")
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from ..integrations.mcp_server import main as serve
+
+    serve(args.task, bash=args.bash, strategy=args.strategy)
+    return 0
+
+
+def _gc(args: argparse.Namespace) -> int:
+    from .cleanup import collect
+
+    removed = collect(dry_run=args.dry_run)
+    for line in removed:
+        print(("would remove " if args.dry_run else "removed ") + line)
+    print(f"{len(removed)} leftover(s) {'to remove' if args.dry_run else 'removed'}")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .replay_check import replay
+
+    mismatches, warnings = replay(args.trajectory)
+    for warning in warnings:
+        print(f"warning: {warning}")
+    for mismatch in mismatches:
+        print(mismatch.describe())
+    steps = sum(1 for _ in open(args.trajectory, encoding="utf-8")) - 2
+    print(f"{len(mismatches)} difference(s) in {max(steps, 0)} step(s)")
+    return 1 if mismatches else 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    from ..core.make import make
+
+    from .play import play
+
+    with make(args.task, bash=args.bash) as env:
+        play(env)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="minidebug", description="Interactive debugging episodes for LLM agents.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run", help="run an agent over tasks and print a table")
+    run_parser.add_argument("--tasks", nargs="+", metavar="SELECTOR",
+                            help="task folder paths, bundled task names or globs of names (default: all bundled)")
+    run_parser.add_argument("--agent", nargs="+", default=["oracle"], metavar="AGENT",
+                            help="agents to run: oracle (default, offline), llm, replay")
+    run_parser.add_argument("--strategy", nargs="+", default=["debug"], metavar="STRATEGY",
+                            help="debug (every tool; default), rewrite (no pdb, trace or inspect), debug-after-N "
+                                 "(those unlocked after N edits); several run side by side")
+    run_parser.add_argument("--seeds", type=int, default=1, metavar="N", help="episodes per task and agent (seeds 0..N-1)")
+    run_parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: the number of cores)")
+    run_parser.add_argument("--resume", action="store_true", help="skip episodes already finished in --out")
+    run_parser.add_argument("--rerun-failed", action="store_true", help="run only the episodes that failed in --out")
+    run_parser.add_argument("--backend", choices=["process", "ray"], default="process",
+                            help="where episodes run: a local process pool, or Ray (pip install 'minidebug[ray]')")
+    run_parser.add_argument("--ray-address", help="an existing Ray cluster, e.g. ray://head:10001 (default: local)")
+    run_parser.add_argument("--out", type=Path, help="folder for JSONL trajectories and results.json")
+    run_parser.add_argument("--model", help="llm agent: model name")
+    run_parser.add_argument("--base-url", help="llm agent: OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    run_parser.add_argument("--provider", choices=["openai", "anthropic"], default="openai",
+                            help="llm agent: an OpenAI-compatible endpoint (default) or Anthropic's Messages API")
+    run_parser.add_argument("--api-key-env", help="llm agent: environment variable holding the API key "
+                                                 "(default: OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+    run_parser.add_argument("--tool-format", choices=["native", "text"], default="native",
+                            help="llm agent: native function calls, or tool calls written in the answer's text")
+    run_parser.add_argument("--prompt", type=Path, help="llm agent: a system prompt template file (default: the "
+                                                       "strategy's own)")
+    run_parser.add_argument("--trajectory", type=Path, help="replay agent: the JSONL trajectory to play back")
+    run_parser.set_defaults(handler=_run)
+
+    replay_parser = commands.add_parser("replay", help="re-run a trajectory; exit 1 if any observation differs")
+    replay_parser.add_argument("trajectory", type=Path)
+    replay_parser.set_defaults(handler=_replay)
+
+    play_parser = commands.add_parser("play", help="type tool calls yourself, as an agent would")
+    play_parser.add_argument("task", help="task folder path or bundled task name")
+    play_parser.add_argument("--bash", action="store_true", help="also enable the bash tool")
+    play_parser.set_defaults(handler=_play)
+
+    check_parser = commands.add_parser("check", help="prove tasks sound: the bug shows, the gold patch fixes it, ...")
+    check_parser.add_argument("tasks", nargs="*", metavar="PATH",
+                              help="task folders, bundled names or globs (default: all bundled)")
+    check_parser.add_argument("--sandbox", choices=["auto", "bwrap", "landlock", "none"], default="auto",
+                              help="the sandbox the checks run in (default: auto, as in make())")
+    check_parser.set_defaults(handler=_check)
+
+    validate_parser = commands.add_parser("validate", help="prove SWE-bench-style tasks (fail_to_pass lists) "
+                                                           "runnable here: a table and an exit status")
+    validate_parser.add_argument("tasks", nargs="+", type=Path, metavar="PATH", help="task folders")
+    validate_parser.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
+    validate_parser.add_argument("--sandbox", choices=["auto", "bwrap", "landlock", "none"], default="auto",
+                                 help="the sandbox the runs use (default: auto, as in make())")
+    validate_parser.set_defaults(handler=_validate)
+
+    import_parser = commands.add_parser("import", help="convert another task collection into task folders")
+    import_parser.add_argument("kind", choices=["exercism", "swebench"],
+                               help="exercism: a local clone of exercism/python; swebench: a JSON or JSONL file of "
+                                    "SWE-bench-format instances")
+    import_parser.add_argument("path", type=Path)
+    import_parser.add_argument("--out", type=Path, help="where the tasks go (default: tasks-exercism or tasks-swebench)")
+    import_parser.add_argument("--repos", type=Path, help="swebench: folder of local clones (owner__name or name)")
+    import_parser.add_argument("--filter", help="swebench: a regular expression the instance_id must match")
+    import_parser.add_argument("--slice", help="swebench: START:END of the (filtered) instances, e.g. 0:10")
+    import_parser.add_argument("--setup", action="append", metavar="CMD",
+                               help="swebench: a command run once into each task's venv, e.g. 'pip install -e .', "
+                                    "instead of the repository's environment recipe")
+    import_parser.add_argument("--no-verify", action="store_true",
+                               help="do not run each exercise's tests on its stub and example first")
+    import_parser.set_defaults(handler=_import)
+
+    export_parser = commands.add_parser("export", help="turn recorded runs into other formats")
+    export_parser.add_argument("kind", choices=["sft", "preds"],
+                               help="sft: chat fine-tuning JSONL with the tool schemas; preds: preds.json for the "
+                                    "SWE-bench harness")
+    export_parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folders (--out of minidebug run)")
+    export_parser.add_argument("--solved-only", action="store_true", help="only the episodes that were solved")
+    export_parser.add_argument("--out", type=Path, help="the file to write (default: sft.jsonl or preds.json)")
+    export_parser.set_defaults(handler=_export)
+
+    report_parser = commands.add_parser("report", help="one self-contained HTML page of runs (pip install "
+                                                       "'minidebug[report]'), or --text")
+    report_parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folders (--out of minidebug run)")
+    report_parser.add_argument("--out", type=Path, default=Path("report.html"), help="default: report.html")
+    report_parser.add_argument("--text", action="store_true", help="print the summary in the terminal instead")
+    report_parser.set_defaults(handler=_report)
+
+    mcp_parser = commands.add_parser("mcp", help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
+    mcp_parser.add_argument("task", help="task folder path or bundled task name")
+    mcp_parser.add_argument("--bash", action="store_true", help="also enable the bash tool")
+    mcp_parser.add_argument("--strategy", default="debug", help="debug (default), rewrite or debug-after-N")
+    mcp_parser.set_defaults(handler=_mcp)
+
+    gc_parser = commands.add_parser("gc", help="remove episode dirs and processes left by a killed run")
+    gc_parser.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    gc_parser.set_defaults(handler=_gc)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except (MinidebugError, ValueError, RuntimeError) as exc:
+        print(f"minidebug: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

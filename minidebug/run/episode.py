@@ -1,0 +1,97 @@
+"""Run one episode: an agent on a task, recorded as a JSONL trajectory."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..tasks.select import task_set
+from ..tasks.task import Task
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    task: str
+    agent: str
+    seed: int
+    solved: bool
+    reward: float
+    steps: int
+    tokens: int
+    seconds: float
+    error: str | None = None
+    strategy: str = "debug"
+    model: str | None = None
+    task_set: str | None = None
+
+    @property
+    def id(self) -> str:
+        return episode_id(self.task, self.agent, self.seed, self.strategy)
+
+
+def episode_id(task: str, agent: str, seed: int, strategy: str = "debug") -> str:
+    """The name of an episode, and of its trajectory file (`<id>.jsonl`); the strategy is named unless it
+    is the default, "debug"."""
+    return f"{task}.{agent}.s{seed}" if strategy == "debug" else f"{task}.{agent}.{strategy}.s{seed}"
+
+
+def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = None,
+                agent_options: dict[str, Any] | None = None, seed: int = 0,
+                **make_options: Any) -> EpisodeResult:
+    """Play one episode of `agent_name` on `task`; with out_dir, write `<task>.<agent>.s<seed>.jsonl` there.
+
+    `agent_options` are the agent's constructor arguments (e.g. model and base_url for "llm"); the
+    strategy is a make option (`strategy="rewrite"`). An agent with `take_exchange()` has what the model
+    was sent and answered recorded with each step (see LLMAgent.take_exchange).
+    A failure inside the episode (a broken task, an agent error) is recorded in `error`, not raised;
+    KeyboardInterrupt closes the env and propagates.
+    """
+    from ..core.make import make
+
+    from ..agents import load_agent
+    from ..core.trajectory import TrajectoryWriter
+
+    started = time.monotonic()
+    options = dict(agent_options or {})
+    model = options.get("model")
+    writer = None
+    reward, steps, solved, error, tokens, diff = 0.0, 0, False, None, 0, ""
+    with make(task, **make_options) as env:
+        strategy = env.strategy.name
+        try:
+            observation, info = env.reset(seed=seed)
+            if out_dir is not None:
+                name = episode_id(task.name, agent_name, seed, strategy)
+                writer = TrajectoryWriter(Path(out_dir) / f"{name}.jsonl", {
+                    "task": task.name, "task_path": str(task.root), "task_hash": task.content_hash(),
+                    "task_set": task_set(task), "agent": agent_name, "strategy": strategy, "model": model,
+                    "seed": seed, "limits": env.limits.model_dump(), "tools": list(env.tools),
+                    "observation": observation, "tokens_used": info["tokens_used"]})
+            agent = load_agent(agent_name)(**options)
+            agent.start(env, observation, info)
+            terminated = truncated = False
+            while not (terminated or truncated):
+                action = agent.act(observation, info)
+                exchange = agent.take_exchange() if hasattr(agent, "take_exchange") else None
+                step_started = time.monotonic()
+                observation, reward, terminated, truncated, info = env.step(action)
+                steps = info["step"]
+                if writer:
+                    record = {"step": steps, "action": action.to_dict(), "observation": observation,
+                              "reward": reward, "terminated": terminated, "truncated": truncated,
+                              "info": info, "seconds": round(time.monotonic() - step_started, 4)}
+                    if exchange is not None:
+                        record["model"] = exchange
+                    writer.step(record)
+            solved = terminated and reward == 1.0
+            diff = env.diff()
+        except Exception as exc:  # one broken episode must not end a whole run
+            error = f"{exc.__class__.__name__}: {exc}"
+        tokens = env.budget.used
+        result = EpisodeResult(task.name, agent_name, seed, solved, reward, steps, tokens,
+                               round(time.monotonic() - started, 3), error, strategy, model, task_set(task))
+        if writer:
+            writer.finish({**asdict(result), "diff": diff})
+    return result

@@ -1,0 +1,249 @@
+"""Resource limits for everything the agent's code runs: rlimits, a pids cgroup, and death with the host.
+
+Applied in the child between fork and exec (`preexec`). CPU seconds, memory (address space) and file
+size are rlimits. The process count is an rlimit too, but Linux does not enforce RLIMIT_NPROC for root,
+so where a pids cgroup can be made (cgroup v1 `pids` controller, or cgroup v2 with `pids` enabled), each
+episode also gets one, which also lets close() kill every process the episode ever started.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import secrets
+import signal
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import process, seccomp
+from .process import Completed
+
+PR_SET_PDEATHSIG = 1
+STRAY_VARIABLE = "MINIDEBUG_EPISODE"
+CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+CGROUP_PREFIX = "minidebug-"
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A confined program, ready to start (see `Confinement.prepare`)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec: Callable[[], None]
+    pass_fds: tuple[int, ...]
+
+
+class Confinement:
+    """The limits of one episode, applied to every process it starts; `close()` kills what is left.
+
+    Args:
+        memory_mb, cpu_seconds, file_size_mb, processes: the limits (see `Limits`).
+        sandbox: "bwrap" (every program inside bubblewrap), "landlock" (a Landlock ruleset applied before
+            exec) or None.
+        venv: the task's venv (read-only inside the sandbox).
+        readable: further folders programs may read (minidebug's driver scripts).
+    """
+
+    def __init__(self, memory_mb: int, cpu_seconds: int, file_size_mb: int, processes: int,
+                 sandbox: str | None = None, venv: Path | None = None, readable: tuple[Path, ...] = ()):
+        self.memory_mb, self.cpu_seconds = memory_mb, cpu_seconds
+        self.file_size_mb, self.processes = file_size_mb, processes
+        self.sandbox, self.venv, self.readable = sandbox, venv, list(readable)
+        self.cgroup = PidsCgroup(processes)
+        self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], object]] = {}
+        self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
+        self._stay_in_group = None
+        if sandbox != "bwrap" and seccomp.available():  # without a PID namespace the group must hold
+            self._stay_in_group = seccomp.StayInGroup()
+
+    def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
+        """argv, inside bwrap when that is the sandbox, with only `writable` writable."""
+        if self.sandbox != "bwrap":
+            return list(argv)
+        from .mounts import bwrap_command
+
+        return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv)
+
+    def preexec(self, writable: list[Path]):
+        """A function to run in the child before exec: limits, cgroup, SIGKILL when the parent dies, and the
+        Landlock ruleset when that is the sandbox (a child that cannot apply it never runs)."""
+        cgroup = self.cgroup.path
+        memory, cpu, fsize, nproc = self.memory_mb * MB, self.cpu_seconds, self.file_size_mb * MB, self.processes
+        ruleset = self._ruleset(writable) if self.sandbox == "landlock" else None
+        stay_in_group = self._stay_in_group
+
+        def apply() -> None:
+            if cgroup is not None:
+                try:
+                    (cgroup / "cgroup.procs").write_text("0")
+                except OSError:
+                    pass
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU first, SIGKILL a second later
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            try:
+                ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            except (OSError, AttributeError):
+                pass
+            if ruleset is not None:
+                ruleset.restrict()
+            if stay_in_group is not None:
+                stay_in_group.apply()
+
+        return apply
+
+    def inherited_fds(self, writable: list[Path]) -> tuple[int, ...]:
+        """Descriptors the child must keep until exec (the Landlock ruleset)."""
+        return (self._ruleset(writable).fd,) if self.sandbox == "landlock" else ()
+
+    def _ruleset(self, writable: list[Path]):
+        """The Landlock ruleset for these writable folders. Rules hold inodes, not paths: a folder made anew
+        (the eval tree, HOME and TMPDIR after a reset) needs a new ruleset."""
+        key = tuple(writable)
+        inodes = tuple(os.stat(path).st_ino if path.exists() else -1 for path in writable)
+        found = self._rulesets.get(key)
+        if found is None or found[0] != inodes:
+            from .mounts import landlock_ruleset
+
+            if found is not None:
+                found[1].close()
+            found = self._rulesets[key] = (inodes, landlock_ruleset(readable=self.readable, writable=writable,
+                                                                     venv=self.venv))
+        return found[1]
+
+    def prepare(self, argv: list[str], env: dict[str, str], writable: list[Path], cwd: Path) -> Launch:
+        """What it takes to start argv confined: the command line, the environment (with the episode's
+        token), the function to run before exec and the descriptors it needs."""
+        return Launch(self.command(argv, writable, cwd), {**env, STRAY_VARIABLE: self.token},
+                      self.preexec(writable), self.inherited_fds(writable))
+
+    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, writable: list[Path],
+            pass_fds: tuple[int, ...] = ()) -> tuple[Completed, str]:
+        """Run argv confined (sandbox, limits); returns the result and its output with any limit named."""
+        launch = self.prepare(argv, env, writable, cwd)
+        completed = process.run(launch.argv, cwd=cwd, env=launch.env, timeout=timeout, preexec=launch.preexec,
+                                pass_fds=pass_fds + launch.pass_fds)
+        return completed, "\n".join(filter(None, [completed.describe(timeout), self.note(completed)]))
+
+    def note(self, completed: Completed) -> str:
+        """A line naming the resource limit a run ran into, or ''."""
+        code, output = completed.returncode, completed.output
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):  # the leader's own, or a child's as a shell reports it
+            return f"[stopped: CPU time limit of {self.cpu_seconds} s reached]"
+        if code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or "File too large" in output:
+            return f"[stopped: file size limit of {self.file_size_mb} MB reached]"
+        if "MemoryError" in output or "Cannot allocate memory" in output:
+            return f"[memory limit of {self.memory_mb} MB reached]"
+        if "Resource temporarily unavailable" in output or "fork: retry" in output:
+            return f"[process limit of {self.processes} reached]"
+        return ""
+
+    def kill_strays(self, folders: list[Path]) -> None:
+        """SIGKILL the episode's processes that left their process group where neither bwrap's PID namespace
+        nor a pids cgroup ends them (the seccomp filter keeps programs in their group; this is the net
+        behind it, and the only one where seccomp is not available): those whose environment carries this
+        confinement's token or whose working directory lies in one of `folders`. With a pids cgroup, every
+        process in it."""
+        if self.sandbox == "bwrap":
+            return  # killing a program's bwrap ends its whole PID namespace
+        if self.cgroup.path is not None:
+            self.cgroup.kill_all()
+            return
+        marker = f"{STRAY_VARIABLE}={self.token}".encode()
+        me = os.getpid()
+        for stat in process.all_processes():
+            if stat.pid == me or not stat.alive:
+                continue
+            try:
+                with open(f"/proc/{stat.pid}/environ", "rb") as handle:
+                    ours = marker in handle.read().split(b"\0")
+                if not ours:
+                    cwd = Path(os.readlink(f"/proc/{stat.pid}/cwd"))
+                    ours = any(cwd == folder or folder in cwd.parents for folder in folders)
+            except OSError:
+                continue
+            if ours:
+                try:
+                    os.kill(stat.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def close(self) -> None:
+        self.cgroup.close()
+        for _, ruleset in self._rulesets.values():
+            ruleset.close()
+        self._rulesets.clear()
+
+
+class PidsCgroup:
+    """A pids cgroup for one episode, when the machine lets us make one; else `path` is None."""
+
+    def __init__(self, processes: int):
+        self.path: Path | None = None
+        name = f"{CGROUP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"  # the owner's pid, for `minidebug gc`
+        for root in CGROUP_ROOTS:
+            if not (root / "cgroup.procs").exists():
+                continue
+            if root == Path("/sys/fs/cgroup") and "pids" not in _read(root / "cgroup.subtree_control").split():
+                continue  # cgroup v2 without the pids controller delegated here
+            try:
+                (root / name).mkdir()
+                (root / name / "pids.max").write_text(str(processes))
+            except OSError:
+                _rmdir(root / name)
+                continue
+            self.path = root / name
+            return
+
+    @classmethod
+    def existing(cls, path: Path) -> PidsCgroup:
+        """A handle on a cgroup made earlier (by `minidebug gc`, to clean it up)."""
+        group = cls.__new__(cls)
+        group.path = path
+        return group
+
+    def kill_all(self) -> None:
+        """SIGKILL every process still in the cgroup (they may have left their process group)."""
+        if self.path is None:
+            return
+        for _ in range(50):
+            pids = [int(p) for p in _read(self.path / "cgroup.procs").split()]
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def close(self) -> None:
+        self.kill_all()
+        if self.path is not None:
+            deadline = time.monotonic() + 2.0  # killed processes leave the cgroup once they are reaped
+            while not _rmdir(self.path) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.path = None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _rmdir(path: Path) -> bool:
+    try:
+        path.rmdir()
+        return True
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False

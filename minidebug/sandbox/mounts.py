@@ -1,0 +1,71 @@
+"""What a program sees inside the sandbox: bwrap's mounts, and the Landlock ruleset that mirrors them.
+
+A program sees the system directories and its interpreter read-only (with that interpreter's own
+site-packages hidden), the task's venv and minidebug's driver scripts read-only, the folders it works in
+writable, and (under bwrap) a private `/tmp` and no network.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import WorkspaceError
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+
+
+def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path):
+    """The Landlock twin of `bwrap_command`'s mounts: what a program may read and write."""
+    from .landlock import Ruleset
+
+    needed, hidden = interpreter_dirs(venv)
+    read = [Path(d) for d in SYSTEM_DIRS + ("/proc",)] + [Path(d) for d in needed] + [venv, *readable]
+    return Ruleset(read=read, write=writable, hide=[Path(d) for d in hidden], devices=[Path("/dev")])
+
+
+@lru_cache(maxsize=None)
+def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(folders the venv's base interpreter needs, that interpreter's own site-packages folders to hide)."""
+    home = ""
+    for line in (venv / "pyvenv.cfg").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home":
+            home = value.strip()
+    base = shutil.which("python3", path=home) or str(venv / "bin" / "python")
+    out = subprocess.run([base, "-I", "-c", "import site, sys; print(sys.base_prefix); "
+                          "print('\\n'.join(site.getsitepackages()))"], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise WorkspaceError(f"cannot ask {base} for its folders: {out.stderr.strip()}")
+    prefix, *site_dirs = out.stdout.split("\n")
+    needed = [str(Path(prefix).resolve())]
+    if home:
+        needed.append(str(Path(home).resolve()))
+    return tuple(dict.fromkeys(needed)), tuple(d for d in site_dirs if d and os.path.isdir(d))
+
+
+def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path], cwd: Path,
+                  venv: Path) -> list[str]:
+    """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable."""
+    command = [shutil.which("bwrap") or "bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+               "--unshare-uts", "--die-with-parent"]
+    for folder in SYSTEM_DIRS:
+        if os.path.islink(folder):
+            command += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            command += ["--ro-bind", folder, folder]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    needed, hidden = interpreter_dirs(venv)
+    for folder in needed:
+        if not any(folder == d or folder.startswith(d + "/") for d in SYSTEM_DIRS):
+            command += ["--ro-bind", folder, folder]
+    for folder in hidden:
+        command += ["--tmpfs", folder]
+    for path in [venv, *readable]:
+        command += ["--ro-bind", str(path), str(path)]
+    for path in writable:
+        command += ["--bind", str(path), str(path)]
+    return command + ["--chdir", str(cwd), "--", *argv]

@@ -1,0 +1,91 @@
+"""The test ids a task counts, fixed once per task content and stored beside its cached repo.
+
+In order of precedence: `fail_to_pass` + `pass_to_pass` (SWE-bench style) or `tests` listed in task.toml;
+else the tests that pass once the gold patch is applied (so a test the task itself skips or expects to
+fail never counts); else, for a task without solution.patch, every test collected from the base.
+Nothing an episode does can change the set: the score is how many of these ids passed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..store.cache import PreparedTask
+from ..errors import TaskError
+from .evaltree import copy_pristine
+from .pytest_run import run_pytest
+from ..store.gitcmd import git
+from ..sandbox.confinement import Confinement
+from ..store.locks import file_lock
+from ..tasks.task import Task
+
+COUNTED_FILE = "counted-tests.json"
+
+
+def counted_tests(task: Task, prepared: PreparedTask, confinement: Confinement, timeout: float) -> tuple[str, ...]:
+    """The task's counted test ids (measured on first use, then read from the cache).
+
+    Raises:
+        TaskError: no test passes with the gold patch, or none can be collected.
+    """
+    spec = task.spec
+    if spec.fail_to_pass:
+        return tuple(dict.fromkeys(spec.fail_to_pass + spec.pass_to_pass))
+    if spec.tests:
+        return tuple(spec.tests)
+    stored = prepared.entry / COUNTED_FILE
+    if not stored.exists():
+        with file_lock(prepared.entry.with_suffix(".counted.lock")):
+            if not stored.exists():
+                staging = stored.with_suffix(".tmp")
+                staging.write_text(json.dumps(_measure(task, prepared, confinement, timeout)))
+                staging.replace(stored)
+    return tuple(json.loads(stored.read_text())["counted"])
+
+
+def gold_failures(prepared: PreparedTask) -> list[str]:
+    """Tests that failed or errored with the gold patch applied when the counted set was measured."""
+    stored = prepared.entry / COUNTED_FILE
+    return json.loads(stored.read_text()).get("gold_failures", []) if stored.exists() else []
+
+
+def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeout: float) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="minidebug-count-"))
+    try:
+        tree, scratch = work / "tree", work / "scratch"
+        copy_pristine(prepared.eval_base, tree)
+        scratch.mkdir()
+        extra: tuple[str, ...] = ()
+        if task.solution is not None:
+            git(tree, "apply", str(task.solution), env={"GIT_DIR": str(prepared.bare_repo), "GIT_WORK_TREE": str(tree)})
+        else:
+            extra = ("--collect-only", "-q")
+        run = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
+                         timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
+                         extra=extra)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if run.outcomes is None:
+        raise TaskError(f"{task.root}: cannot tell which tests count: the eval command wrote no results:\n"
+                        f"{run.output[-2000:]}")
+    failures: list[str] = []
+    if task.solution is not None:
+        ids = [test for test, outcome in run.outcomes.items() if outcome == "passed"]
+        failures = [test for test, outcome in run.outcomes.items() if outcome in ("failed", "error")]
+        failures += list(run.collect_errors)
+        what = "no test passes with solution.patch applied"
+    else:
+        ids = list(run.collected)
+        what = "no test could be collected"
+    if not ids:
+        raise TaskError(f"{task.root}: {what}; list the tests that count in task.toml (`tests = [...]`):\n"
+                        f"{run.output[-2000:]}")
+    return {"counted": sorted(ids), "gold_failures": sorted(failures)}
+
+
+def test_files(counted: tuple[str, ...]) -> frozenset[str]:
+    """The files that hold the counted tests (the part of each id before `::`)."""
+    return frozenset(test.split("::", 1)[0] for test in counted)

@@ -1,0 +1,94 @@
+"""The tree eval scores: the task's base, plus the agent's changes to files it owns, plus the hidden files.
+
+Eval never runs in the agent's worktree. Each eval copies the task's pristine tree (the base commit with
+the hidden files, kept in the cache) to a fresh folder, lays over it every file the agent changed, added
+or deleted — except the files the task owns (tests, read-only and hidden files, the test harness) — and
+removes the folder afterwards. So whatever the agent did to the task's files by any means (pdb, bash, the
+program itself) never reaches the score, hidden files never appear where the agent can look, and what the
+tests write stays in a folder that is gone before the next observation.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from ..errors import WorkspaceError
+from ..tasks.harness import Harness
+from ..workspace.safefs import read_entry, remove_entry, write_entry
+from ..workspace.worktree import Workspace
+
+
+def _link_stays_inside(rel: str, target: str) -> bool:
+    if target.startswith("/"):
+        return False
+    depth = len(PurePosixPath(rel).parent.parts)
+    for part in PurePosixPath(target).parts:
+        depth += -1 if part == ".." else (0 if part == "." else 1)
+        if depth < 0:
+            return False
+    return True
+
+
+def copy_pristine(eval_base: Path, tree: Path) -> None:
+    """Copy the task's pristine tree to `tree` (a new folder), modes and links as they are.
+
+    Raises:
+        WorkspaceError: the copy failed.
+    """
+    copied = subprocess.run(["cp", "-a", "--", f"{eval_base}/.", str(tree)], capture_output=True, text=True)
+    if copied.returncode != 0:
+        shutil.rmtree(tree, ignore_errors=True)
+        raise WorkspaceError(f"could not copy the task's pristine tree: {copied.stderr.strip()}")
+
+
+def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]:
+    """Copy the agent's changes from the worktree onto `tree`, except what `harness` owns; returns notes
+    on what was left out."""
+    notes, refused = [], []
+    for status, rel in workspace.changes():
+        if harness.owns(rel):
+            refused.append(rel)
+            continue
+        if status == "D":
+            remove_entry(tree, rel)
+            continue
+        entry = read_entry(workspace.root, rel)
+        if entry is None:
+            notes.append(f"not used by eval: {rel} (not a regular file, or too large)")
+            continue
+        kind, data, mode = entry
+        if kind == "link" and not _link_stays_inside(rel, data.decode(errors="replace")):
+            notes.append(f"not used by eval: {rel} (a symlink that points outside the project)")
+            continue
+        if kind == "file":
+            refusal = harness.refuses_text(rel, data.decode("utf-8", errors="replace"), workspace.base_text)
+            if refusal:
+                refused.append(rel)
+                continue
+        write_entry(tree, rel, kind, data, mode)
+    if refused:
+        notes.insert(0, f"eval used the task's own version of {', '.join(sorted(refused)[:10])}"
+                        f"{' and more' if len(refused) > 10 else ''} (tests and test configuration belong "
+                        "to the task)")
+    return notes
+
+
+@contextmanager
+def eval_tree(workspace: Workspace, harness: Harness) -> Iterator[tuple[Path, list[str]]]:
+    """A fresh eval tree for one eval, with what `harness` owns from the task; yields (its path, notes)
+    and removes it afterwards.
+
+    Raises:
+        WorkspaceError: the pristine tree could not be copied.
+    """
+    tree = workspace.dir / "eval"
+    remove_entry(workspace.dir, "eval")
+    copy_pristine(workspace.prepared.eval_base, tree)
+    try:
+        yield tree, lay_changes(workspace, tree, harness)
+    finally:
+        remove_entry(workspace.dir, "eval")

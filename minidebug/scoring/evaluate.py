@@ -1,0 +1,103 @@
+"""Score the agent's changes: the task's own test ids, counted from pytest's own reports.
+
+Each eval runs the task's pytest (see pytest_run.py) in a fresh eval tree (see evaltree.py) and scores the
+outcomes against the counted test ids (see counted.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..sandbox.confinement import Confinement
+from ..workspace.safefs import remove_entry
+from ..workspace.worktree import Workspace
+from .counted import test_files
+from .evaltree import eval_tree
+from .pytest_run import PytestRun, run_pytest
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Outcome of one eval run.
+
+    `score` counts the task's counted tests that passed, `max_score` how many there are. A counted test that
+    fails, errors, is skipped or xfailed, or never runs, is not passed; tests outside the set do not count.
+    """
+
+    score: int
+    max_score: int
+    output: str
+    tests: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    collect_errors: int = 0
+
+    @property
+    def success(self) -> bool:
+        return self.max_score > 0 and self.score == self.max_score
+
+    @property
+    def reward(self) -> float:
+        return self.score / self.max_score if self.max_score else 0.0
+
+    def summary(self) -> str:
+        counts: dict[str, int] = {}
+        for outcome in self.tests.values():
+            counts[outcome] = counts.get(outcome, 0) + 1
+        order = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "did not run")
+        parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
+        if self.collect_errors:
+            parts.append(f"{self.collect_errors} collection error{'s' if self.collect_errors > 1 else ''}")
+        return f"{', '.join(parts) or 'no tests ran'} (score {self.score}/{self.max_score})"
+
+
+def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | None = None,
+          pass_to_pass: list[str] | None = None, notes: list[str] | None = None) -> EvalResult:
+    """Score a run against the task's counted test ids (or, SWE-bench style, fail_to_pass/pass_to_pass).
+
+    With fail_to_pass, the score counts those tests that pass, and is 0 unless every pass_to_pass test
+    passes too; max_score is the number of fail_to_pass tests.
+    """
+    notes = list(notes or [])
+    if run.outcomes is None:
+        notes.append("no pytest results were recorded (the run crashed, exited early or was killed)")
+    outcomes = run.outcomes or {}
+    counted_set = set(counted) | set(fail_to_pass or []) | set(pass_to_pass or [])
+    tests = {test: outcomes.get(test, "did not run") for test in sorted(counted_set)}
+    ignored = [test for test in outcomes if test not in counted_set]
+    if ignored:
+        notes.append(f"{len(ignored)} test(s) not counted (not among the task's tests): {', '.join(ignored[:3])}"
+                     f"{' ...' if len(ignored) > 3 else ''}")
+    if fail_to_pass:
+        regressions = [t for t in pass_to_pass or [] if tests.get(t) != "passed"]
+        if regressions:
+            notes.append(f"{len(regressions)} pass_to_pass test(s) do not pass: {', '.join(regressions[:5])}")
+        value = 0 if regressions else sum(tests[t] == "passed" for t in fail_to_pass)
+        return EvalResult(value, len(fail_to_pass), run.output, tests, tuple(notes), len(run.collect_errors))
+    missing = [t for t in counted if tests[t] == "did not run"]
+    if missing and run.outcomes is not None:
+        notes.append(f"{len(missing)} counted test(s) did not run: {', '.join(missing[:3])}"
+                     f"{' ...' if len(missing) > 3 else ''}")
+    return EvalResult(sum(tests[t] == "passed" for t in counted), len(counted), run.output, tests, tuple(notes),
+                      len(run.collect_errors))
+
+
+def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
+             notes: list[str] = ()) -> EvalResult:
+    """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
+    own, against the task's counted tests."""
+    task, notes = workspace.task, list(notes)
+    restored = workspace.restore_readonly()
+    if restored:
+        notes.append(f"read-only files restored before eval: {', '.join(restored)}")
+    harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted))
+    with eval_tree(workspace, harness) as (tree, tree_notes):
+        remove_entry(workspace.dir, "eval-scratch")
+        scratch = workspace.dir / "eval-scratch"
+        scratch.mkdir()
+        try:
+            run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
+                             timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None)
+        finally:
+            remove_entry(workspace.dir, "eval-scratch")
+    run = replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."))
+    return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)

@@ -1,0 +1,5 @@
+"""The cache on disk, shared by every episode on the machine: a bare git repo per task, one clone per real
+repository, a venv per (interpreter, requirements, recipe), interpreters found on the machine, host-side git
+that never runs a program of the repository's choosing, file locks, and the fingerprints (tree guard) that
+notice a changed venv or pristine tree. It builds on `tasks` and starts programs through `sandbox`.
+"""

@@ -1,0 +1,220 @@
+"""Isolated virtualenvs, one per (interpreter, requirements), built once and cached."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import WorkspaceError
+from .interpreters import find_python, interpreter_version
+from .locks import file_lock
+from .treeguard import record
+
+COMPLETE_MARKER = ".minidebug-complete"
+
+
+def with_pytest(requirements: Sequence[str]) -> list[str]:
+    """The requirements, plus pytest unless they already name it."""
+    from packaging.requirements import Requirement
+
+    names = {Requirement(r).name.lower() for r in requirements}
+    return list(requirements) + ([] if "pytest" in names else ["pytest"])
+
+
+def venv_key(python: str, requirements: Sequence[str]) -> str:
+    identity = {"python": python, "version": interpreter_version(python), "requirements": sorted(requirements)}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ProjectInstall:
+    """Commands that install the project itself (and what it needs) into a venv, run in a checkout of
+    `commit` of the repository at `origin` (through the cache's clone of it) that is deleted afterwards."""
+
+    origin: str
+    commit: str
+    commands: tuple[str, ...]
+
+
+def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Sequence[str],
+                install: ProjectInstall | None = None) -> Path:
+    """Return a ready virtualenv for these requirements, building it on first use.
+
+    Safe to call from many processes at once: building is guarded by a file lock. `install` commands run
+    after the requirements, with the venv first on PATH. The venv keeps what they installed except the
+    project's own code: its metadata (version, entry points) stays, its modules always come from the
+    episode's worktree, so a venv holds no copy of a later commit's code.
+
+    Raises:
+        WorkspaceError: the interpreter is missing or pip or a command failed (its output is in the message).
+    """
+    python = find_python(python_version)
+    requirements = with_pytest(requirements)
+    key = venv_key(python, requirements)
+    if install is not None:
+        identity = json.dumps([install.origin, install.commit, list(install.commands)])
+        key += "-" + hashlib.sha256(identity.encode()).hexdigest()[:16]
+    venv = cache_dir / "venvs" / key
+    if (venv / COMPLETE_MARKER).exists():
+        return venv
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(venv.with_suffix(".lock")):
+        if (venv / COMPLETE_MARKER).exists():
+            return venv
+        shutil.rmtree(venv, ignore_errors=True)  # a build that died half-way
+        try:
+            _build(venv, python, requirements)
+            if install is not None:
+                _install_project(cache_dir, venv, install)
+        except BaseException:
+            shutil.rmtree(venv, ignore_errors=True)
+            raise
+        (venv / COMPLETE_MARKER).write_text(json.dumps({"python": python, "requirements": requirements}))
+        record(venv)
+    return venv
+
+
+def invalidate(venv: Path) -> None:
+    """Mark a venv for rebuilding: the next `ensure_venv` of it builds it again from scratch."""
+    with file_lock(venv.with_suffix(".lock")):
+        (venv / COMPLETE_MARKER).unlink(missing_ok=True)
+
+
+def _build(venv: Path, python: str, requirements: list[str]) -> None:
+    from virtualenv import cli_run
+
+    try:
+        cli_run([str(venv), "--python", python, "--no-periodic-update", "--quiet"], setup_logging=False)
+    except Exception as exc:  # virtualenv raises bare RuntimeErrors
+        # virtualenv seeds pip only into the interpreters it supports; older ones bring their own (ensurepip)
+        shutil.rmtree(venv, ignore_errors=True)
+        try:
+            cli_run([str(venv), "--python", python, "--no-periodic-update", "--quiet", "--no-seed"],
+                    setup_logging=False)
+            seeded = subprocess.run([str(venv / "bin" / "python"), "-m", "ensurepip", "--default-pip"],
+                                    capture_output=True, text=True, timeout=600)
+        except Exception:
+            seeded = None
+        if seeded is None or seeded.returncode != 0:
+            raise WorkspaceError(f"could not create a virtualenv with {python}: {exc}") from exc
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    result = subprocess.run(pip + requirements, capture_output=True, text=True, timeout=1800)
+    if result.returncode != 0:
+        output = (result.stdout + result.stderr).strip()
+        raise WorkspaceError(f"pip install {' '.join(requirements)} failed{diagnose(output)}:\n{output[-4000:]}")
+
+
+def _install_project(cache_dir: Path, venv: Path, install: ProjectInstall) -> None:
+    import tempfile
+
+    from .repos import checkout, shared_store
+
+    store = shared_store(cache_dir, install.origin, [install.commit])
+    with tempfile.TemporaryDirectory(prefix="install-", dir=venv.parent) as scratch:
+        project = Path(scratch) / "project"
+        checkout(store, install.commit, project)
+        _setup(venv, install.commands, project)
+        _keep_metadata_only(venv, project)
+
+
+def _keep_metadata_only(venv: Path, project: Path) -> None:
+    """Remove the copies of the project's files that its install put in the venv (the listed files of a
+    distribution installed from the checkout, not editable), and move the metadata that a legacy
+    `setup.py develop` left in the checkout (`*.egg-info`) into site-packages, before the checkout goes."""
+    site = next(iter(glob.glob(str(venv / "lib" / "python*" / "site-packages"))), None)
+    if site is None:
+        return
+    url = project.resolve().as_uri()
+    for direct_url in glob.glob(os.path.join(site, "*.dist-info", "direct_url.json")):
+        try:
+            origin = json.loads(Path(direct_url).read_text())
+        except (OSError, ValueError):
+            continue
+        if origin.get("url") != url or origin.get("dir_info", {}).get("editable"):
+            continue
+        dist_info = Path(direct_url).parent
+        for line in (dist_info / "RECORD").read_text().splitlines() if (dist_info / "RECORD").exists() else []:
+            path = (Path(site) / line.rsplit(",", 2)[0]).resolve()
+            if dist_info not in path.parents and Path(site) in path.parents and path.is_file():
+                path.unlink()
+    for egg_info in [*project.glob("*.egg-info"), *project.glob("src/*.egg-info")]:
+        shutil.move(str(egg_info), os.path.join(site, egg_info.name))
+
+
+_MISSING = (
+    (re.compile(r"fatal error: ([\w./+-]+\.h): No such file"), "the system header {0}"),
+    (re.compile(r"error: command '(?:[^']*/)?([\w.+-]+)' failed: No such file"), "the program {0}"),
+    (re.compile(r"unable to execute '([\w.+-]+)'"), "the program {0}"),
+    (re.compile(r"\b(gcc|cc|g\+\+|clang|gfortran|cmake|rustc|cargo|pkg-config)\b: (?:command )?not found"),
+     "the program {0}"),
+)
+_NO_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
+
+
+def diagnose(output: str) -> str:
+    """A short reason for a failed build, as ": ..." (or ""): a missing compiler or system library, which
+    only a container or the system's packages can give, or a requirement with no release for this Python."""
+    for pattern, what in _MISSING:
+        found = pattern.search(output)
+        if found:
+            return (f": needs {what.format(found.group(1))}, which this machine lacks "
+                    "(install it, or run this task in a container)")
+    found = _NO_DISTRIBUTION.search(output)
+    if found:
+        return f": pip finds no release of {found.group(1)} for this Python"
+    return ""
+
+
+SETUP_PASSED_ON = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_FIND_LINKS", "PIP_NO_INDEX")
+
+
+def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
+    """Run a project's install commands like any program of the project: the environment allowlist
+    (plus pip's index settings) and the default resource limits, in a process group killed on timeout."""
+    import shlex
+    import tempfile
+
+    from ..sandbox import process
+    from ..sandbox.confinement import Confinement
+    from ..tasks.task import Limits
+
+    limits = Limits()
+    with tempfile.TemporaryDirectory(prefix="minidebug-setup-") as scratch:
+        env = process.episode_environ(venv, Path(scratch), Path(scratch),
+                                      {k: os.environ[k] for k in SETUP_PASSED_ON if k in os.environ})
+        confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes)
+        try:
+            for command in commands:
+                result, output = confinement.run(shlex.split(command), cwd=cwd or Path(scratch), env=env,
+                                                 timeout=1800, writable=[])
+                if result.returncode != 0:
+                    raise WorkspaceError(f"setup command {command!r} failed{diagnose(output)}:\n"
+                                         f"{output.strip()[-4000:]}")
+        finally:
+            confinement.close()
+
+
+@lru_cache(maxsize=None)
+def pytest_plugins(venv: Path) -> tuple[str, ...]:
+    """The modules of the pytest plugins installed in the venv (its `pytest11` entry points), sorted."""
+    import configparser
+
+    found = set()
+    for path in glob.glob(str(venv / "lib" / "python*" / "site-packages" / "*.dist-info" / "entry_points.txt")):
+        parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_section("pytest11"):
+            found.update(value.split(":", 1)[0].strip() for value in parser["pytest11"].values())
+    return tuple(sorted(found))

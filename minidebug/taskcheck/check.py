@@ -1,0 +1,139 @@
+"""`minidebug check`: prove a task sound in fresh episodes, the way gymnasium's check_env checks an env."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..agents.oracle import gold_edits
+from .breakable import changed_regions, probe_lines, scopes
+from ..scoring.counted import gold_failures
+from ..tasks.patch import parse_patch
+from ..tasks.task import Task
+
+CHECKS = ("fails", "oracle", "reset", "pdb", "hidden")
+
+
+@dataclass
+class CheckReport:
+    task: str
+    results: dict[str, str] = field(default_factory=dict)  # check -> "ok" or what went wrong
+    probe: str = ""  # the file:line the pdb check stopped at
+
+    @property
+    def ok(self) -> bool:
+        return all(value == "ok" for value in self.results.values())
+
+
+MAX_PROBES = 10
+
+
+def probe_targets(task: Task, root: Path) -> list[tuple[str, int]]:
+    """Where the pdb check may stop: in each changed Python file that compiles, per changed region, the line
+    that executes nearest to the change (see minidebug.taskcheck.breakable); at most MAX_PROBES, in patch order.
+
+    Raises:
+        ValueError: the solution changes no existing Python code.
+    """
+    targets: list[tuple[str, int]] = []
+    for file_patch in parse_patch(task.solution.read_text(encoding="utf-8")):
+        if file_patch.old_path is None or not file_patch.old_path.endswith(".py"):
+            continue
+        try:
+            source = (root / file_patch.old_path).read_text(encoding="utf-8")
+            found = scopes(source, file_patch.old_path)
+        except (OSError, UnicodeError, SyntaxError, ValueError):
+            continue
+        targets += [(file_patch.old_path, line) for line in probe_lines(found, changed_regions(file_patch))]
+    if not targets:
+        raise ValueError("the solution changes no existing Python code that compiles")
+    return targets[:MAX_PROBES]
+
+
+def _solve(env: Any) -> tuple[float, str]:
+    """Apply the gold patch through `edit` in a fresh episode, then eval: the reward and the eval's text."""
+    env.reset()
+    for call in gold_edits(env.task):
+        env.step(call)
+    observation, reward, *_ = env.step({"name": "eval"})
+    return reward, observation
+
+
+def check_task(task: Task, **make_options: Any) -> CheckReport:
+    """Run every check on task; each check's failure is recorded, never raised."""
+    from ..core.make import make
+
+    report = CheckReport(task.name)
+
+    def run(name: str, body: Callable[[], str]) -> None:
+        try:
+            report.results[name] = body()
+        except Exception as exc:  # a broken task must give a row, not a traceback
+            report.results[name] = f"{exc.__class__.__name__}: {exc}"
+
+    if task.solution is None:
+        report.results = {name: "no solution.patch" for name in CHECKS}
+        return report
+    with make(task, terminate_on_success=False, max_steps=1000, **make_options) as env:
+
+        def fails() -> str:
+            env.reset()
+            _, reward, _, _, info = env.step({"name": "eval"})
+            return "ok" if reward < 1.0 else f"every test already passes ({info.get('score')}/{info.get('max_score')})"
+
+        def oracle() -> str:
+            reward, observation = _solve(env)
+            if reward != 1.0:
+                detail = observation.splitlines()[0] if observation.startswith("error:") else ""
+                return f"the gold patch scores {reward:.2f}" + (f" ({detail[:300]})" if detail else "")
+            failing = gold_failures(env.workspace.prepared)
+            return "ok" if not failing else \
+                f"the gold patch leaves {len(failing)} test(s) failing (not counted): {', '.join(failing[:5])}"
+
+        def reset() -> str:
+            env.reset()
+            _, reward, *_ = env.step({"name": "eval"})
+            return "ok" if reward < 1.0 else "reset did not bring the bug back"
+
+        def pdb() -> str:
+            env.reset()
+            targets = probe_targets(task, env.workspace.root)
+            for path, line in targets:
+                env.step({"name": "pdb", "arguments": {"command": f"b {path}:{line}"}})
+            last = env.step({"name": "pdb", "arguments": {"command": "c"}})[0].rstrip().splitlines()[-1]
+            reached = [f"{path}:{line}" for path, line in targets if last.startswith(f"[at {path}:{line}]")]
+            report.probe = reached[0] if reached else ""
+            return "ok" if reached else ("the entrypoint never stops at the lines that run nearest to the gold "
+                                         f"patch's changes: {', '.join(f'{p}:{n}' for p, n in targets)}")
+
+        def hidden() -> str:
+            env.reset()
+            names = [Path(rel).name for rel in env.workspace.prepared.hidden_files] + ["solution.patch"]
+            seen = []
+            listing = env.step({"name": "listdir", "arguments": {"depth": 20}})[0]
+            for name in names:
+                grep = env.step({"name": "grep", "arguments": {"pattern": name}})[0]
+                view = env.step({"name": "view", "arguments": {"path": name}})[0]
+                if name in listing.split() or not view.startswith("error:") or f"/{name}:" in grep or \
+                        grep.startswith(f"{name}:"):
+                    seen.append(name)
+            if (env.workspace.root / "solution.patch").exists():
+                seen.append("solution.patch (in the worktree)")
+            return "ok" if not seen else f"visible to the agent: {', '.join(seen)}"
+
+        for name, body in zip(CHECKS, (fails, oracle, reset, pdb, hidden)):
+            run(name, body)
+    return report
+
+
+def format_reports(reports: list[CheckReport]) -> str:
+    width = max([len(r.task) for r in reports] + [4])
+    lines = [f"{'task':<{width}}  " + "  ".join(f"{c:<6}" for c in CHECKS) + "  pdb stopped at"]
+    for report in reports:
+        marks = "  ".join(f"{'ok' if report.results.get(c) == 'ok' else 'FAIL':<6}" for c in CHECKS)
+        lines.append(f"{report.task:<{width}}  {marks}  {report.probe}".rstrip())
+        lines += [f"  {c}: {report.results[c]}" for c in CHECKS if report.results.get(c) not in (None, "ok")]
+    passed = sum(r.ok for r in reports)
+    lines.append(f"{passed}/{len(reports)} tasks pass every check")
+    return "\n".join(lines)

@@ -1,0 +1,202 @@
+"""SWE-bench-format instances (SWE-bench, SWE-Gym, SWE-smith, R2E-Gym) as `[source]` task folders.
+
+An instance file is a JSON list or JSON lines of objects with `instance_id`, `repo` ("owner/name"),
+`base_commit`, `patch` (the gold fix), `test_patch`, `problem_statement`, and `FAIL_TO_PASS` /
+`PASS_TO_PASS` (lists, or lists written as JSON strings: both occur). Each becomes `<out>/<instance_id>/`:
+the repository at the base commit (a local clone under `--repos`, as `<owner>__<name>` or `<name>`, else
+its GitHub URL), the test patch applied with its files read-only, the gold patch as solution.patch, an eval
+that runs the test files of the test patch and of every listed test, and SWE-bench's scoring (every
+FAIL_TO_PASS test passes and no PASS_TO_PASS test breaks).
+
+The venv comes from the environment recipe of the instance's repository and `version` (see
+minidebug.tasks.recipes), installed from its `environment_setup_commit`, so instances of one version share it;
+`--setup` commands replace the recipe (one venv per instance, installed from its base commit).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from ...errors import TaskError
+from ..patch import parse_patch
+from ..recipes import find_recipe
+from .common import ImportReport, toml_string
+
+REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def read_instances(path: Path) -> list[dict[str, Any]]:
+    """The instances of a JSON (a list) or JSON lines file.
+
+    Raises:
+        TaskError: the file is neither, or holds something other than objects.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+        instances = data if isinstance(data, list) else [data]
+    except ValueError:
+        try:
+            instances = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except ValueError as exc:
+            raise TaskError(f"{path}: neither a JSON list nor JSON lines: {exc}") from None
+    if not all(isinstance(item, dict) for item in instances):
+        raise TaskError(f"{path}: every instance must be a JSON object")
+    return instances
+
+
+def parse_test_ids(value: Any, field: str) -> list[str]:
+    """A FAIL_TO_PASS / PASS_TO_PASS value as a list of test ids (it may be a list or a JSON string of one)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else []
+        except ValueError as exc:
+            raise ValueError(f"{field} is a string but not a JSON list: {exc}") from None
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{field} must be a list of test ids")
+    return value
+
+
+def portable(test_id: str) -> bool:
+    """Whether a recorded test id can name a test here: not cut short (an unclosed `[`), and without an
+    absolute path of the machine that recorded it among its parameters."""
+    name = test_id.split("::", 1)[-1]
+    if "[" not in name:
+        return True
+    return name.endswith("]") and not re.search(r"[\[-]/", name)
+
+
+def select_instances(instances: list[dict[str, Any]], pattern: str | None = None,
+                     window: str | None = None) -> list[dict[str, Any]]:
+    """Those whose instance_id matches the regular expression `pattern`, then the Python slice `window`
+    ("10:20", ":5") of them.
+
+    Raises:
+        ValueError: a bad pattern or slice.
+    """
+    if pattern:
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"--filter {pattern!r}: {exc}") from None
+        instances = [i for i in instances if regex.search(str(i.get("instance_id", "")))]
+    if window:
+        match = re.fullmatch(r"(-?\d*):(-?\d*)", window.strip())
+        if not match:
+            raise ValueError(f"--slice {window!r}: expected START:END, e.g. 0:10")
+        start, end = (int(part) if part else None for part in match.groups())
+        instances = instances[start:end]
+    return instances
+
+
+def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, pattern: str | None = None,
+                    window: str | None = None, setup: Iterable[str] = ()) -> ImportReport:
+    """Write one task folder per selected instance under `out`; `setup` commands (e.g. "pip install -e .")
+    replace the recipe: they run once into each task's venv, in a checkout of its base commit.
+
+    Raises:
+        TaskError: the instance file cannot be read.
+        ValueError: a bad filter or slice.
+    """
+    report = ImportReport()
+    for instance in select_instances(read_instances(instances_file), pattern, window):
+        name = str(instance.get("instance_id", "?"))
+        try:
+            task, dropped = _write_task(instance, Path(out), repos, list(setup))
+        except ValueError as exc:
+            report.skipped[name] = str(exc)
+            continue
+        report.made.append(task)
+        notes = []
+        if dropped:
+            notes.append(f"{dropped} PASS_TO_PASS id(s) left out: cut short or naming a path of the machine "
+                         "that recorded them, so no run here can produce them")
+        if not setup and _recipe(instance) is None:
+            notes.append(f"no environment recipe for {instance['repo']}: its venv has pytest only "
+                         "(write a recipe table, or pass --setup)")
+        if notes:
+            report.notes[name] = "; ".join(notes)
+    return report
+
+
+def _recipe(instance: dict[str, Any]):
+    """The instance's recipe, or None when no table names its repository."""
+    try:
+        return find_recipe(instance["repo"], _version(instance))
+    except TaskError:
+        return None
+
+
+def _version(instance: dict[str, Any]) -> str | None:
+    version = instance.get("version")
+    return str(version) if version not in (None, "") else None
+
+
+def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: list[str]) -> tuple[Path, int]:
+    missing = [key for key in REQUIRED if not isinstance(instance.get(key), str) or not instance[key]]
+    if missing:
+        raise ValueError(f"missing {', '.join(missing)}")
+    name = instance["instance_id"]
+    if not _SAFE_NAME.fullmatch(name):
+        raise ValueError("instance_id is not a usable folder name")
+    fail_to_pass = parse_test_ids(instance.get("FAIL_TO_PASS"), "FAIL_TO_PASS")
+    pass_to_pass = parse_test_ids(instance.get("PASS_TO_PASS"), "PASS_TO_PASS")
+    if not fail_to_pass:
+        raise ValueError("FAIL_TO_PASS is empty: nothing shows the bug")
+    if not all("::" in test for test in fail_to_pass + pass_to_pass):
+        raise ValueError("its test ids are not pytest node ids (path::name); only pytest suites are supported")
+    if not all(portable(test) for test in fail_to_pass):
+        raise ValueError("a FAIL_TO_PASS id is cut short or names a path of the machine that recorded it")
+    kept = [test for test in pass_to_pass if portable(test)]
+    dropped, pass_to_pass = len(pass_to_pass) - len(kept), kept
+    try:
+        test_files = sorted({p.new_path for p in parse_patch(instance["test_patch"]) if p.new_path})
+        parse_patch(instance["patch"])
+    except (TaskError, ValueError) as exc:
+        raise ValueError(f"a patch does not parse: {exc}") from None
+    run_files = sorted(set(test_files) | {test.split("::", 1)[0] for test in fail_to_pass + pass_to_pass})
+    task = out / name
+    task.mkdir(parents=True, exist_ok=True)
+    (task / "solution.patch").write_text(instance["patch"], encoding="utf-8")
+    (task / "test.patch").write_text(instance["test_patch"], encoding="utf-8")
+    version = _version(instance)
+    tags = ["swebench", instance["repo"]] + ([version] if version else [])
+    recipe = None if setup else _recipe(instance)
+    test_command = (recipe.test if recipe is not None and recipe.test else "python -m pytest -q")
+    lines = [
+        f"description = {toml_string(instance['problem_statement'].strip())}",
+        f"eval = {toml_string(test_command + ' ' + ' '.join(run_files))}",
+        f"readonly = [{', '.join(toml_string(f) for f in test_files)}]",
+        f"fail_to_pass = [{', '.join(toml_string(t) for t in fail_to_pass)}]",
+        f"pass_to_pass = [{', '.join(toml_string(t) for t in pass_to_pass)}]",
+        f"tags = [{', '.join(toml_string(t) for t in tags)}]",
+        "",
+        "[source]",
+        f"git = {toml_string(_repository(instance['repo'], repos))}",
+        f"commit = {toml_string(instance['base_commit'])}",
+        f"setup = [{', '.join(toml_string(c) for c in setup)}]",
+        'test_patch = "test.patch"',
+    ]
+    if recipe is not None:
+        lines += ["", "[environment]", f"recipe = {toml_string(instance['repo'])}"]
+        lines += [f"version = {toml_string(version)}"] if version else []
+        commit = instance.get("environment_setup_commit")
+        lines += [f"commit = {toml_string(commit)}"] if isinstance(commit, str) and commit else []
+    (task / "task.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return task, dropped
+
+
+def _repository(repo: str, repos: Path | None) -> str:
+    """A local clone of `owner/name` under `repos`, else its GitHub URL."""
+    if repos is not None:
+        owner, _, short = repo.partition("/")
+        for candidate in (Path(repos) / f"{owner}__{short}", Path(repos) / short, Path(repos) / repo):
+            if (candidate / ".git").exists() or (candidate / "HEAD").is_file():
+                return str(candidate.resolve())
+    return f"https://github.com/{repo}.git"

@@ -1,0 +1,141 @@
+"""Environment recipes: how to build the venv of a repository at a version, kept as data.
+
+A recipe table is a TOML file for one repository family:
+
+    repositories = ["pydicom/pydicom"]      # the "owner/name"s it serves
+
+    [defaults]                              # every version starts from these
+    python = "3.11"
+    packages = ["numpy<2"]                  # pip requirements, installed first
+    pre_install = []                        # commands run in the checkout before `install`
+    install = ["python -m pip install --no-deps -e ."]
+    test = "python -m pytest -rA"           # how importers write a task's eval (test files are appended)
+
+    [versions."2.0"]                        # a version's fields replace the defaults' ones
+    python = "3.8"
+
+Tables are looked for in the folders of `$MINIDEBUG_RECIPES` (separated by the OS's path separator), then
+among the tables bundled here. Of the tables that name the repository, the first with a `[defaults]` gives
+the defaults and the first that lists the version gives that version's fields: so a table of your own
+replaces just the entries it writes. A task then shares its venv with every task whose resolved recipe,
+repository and environment commit are the same.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ...errors import TaskError
+from ..fields import PythonVersion
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+BUNDLED = Path(__file__).resolve().parent
+
+
+class Recipe(BaseModel):
+    """What a venv is built from; the commands run in a checkout of the project with the venv on PATH."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    python: Optional[PythonVersion] = None
+    packages: list[str] = []
+    pre_install: list[str] = []
+    install: list[str] = []
+    test: Optional[str] = None
+
+    def updated(self, fields: dict) -> Recipe:
+        """This recipe with some fields replaced (validated)."""
+        return Recipe.model_validate({**self.model_dump(), **fields})
+
+
+class RecipeTable(BaseModel):
+    """One recipe file: a repository family's defaults and versions (their fields as written)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repositories: list[str] = Field(min_length=1)
+    defaults: Optional[dict] = None
+    versions: dict[str, dict] = {}
+
+
+def recipe_dirs() -> list[Path]:
+    """Where recipe tables are looked for, in order: `$MINIDEBUG_RECIPES`, then the bundled ones."""
+    configured = os.environ.get("MINIDEBUG_RECIPES", "")
+    return [Path(p).expanduser() for p in configured.split(os.pathsep) if p] + [BUNDLED]
+
+
+def find_recipe(repository: str, version: str | None, dirs: list[Path] | None = None) -> Recipe:
+    """The recipe of a repository ("owner/name") at a version.
+
+    Raises:
+        TaskError: no table names the repository, or a table is malformed.
+    """
+    tables = [table for folder in (dirs if dirs is not None else recipe_dirs())
+              for path in sorted(Path(folder).glob("*.toml"))
+              for table in [load_table(path)] if repository in table.repositories]
+    if not tables:
+        looked = ", ".join(str(d) for d in (dirs if dirs is not None else recipe_dirs()))
+        raise TaskError(f"no environment recipe for {repository} (looked in {looked}); write a table for it "
+                        "(see minidebug.tasks.recipes) in a folder named by $MINIDEBUG_RECIPES")
+    defaults = next((table.defaults for table in tables if table.defaults is not None), {})
+    fields = next((table.versions[version] for table in tables if version in table.versions), {})
+    return Recipe.model_validate({**defaults, **fields})
+
+
+def load_table(path: Path) -> RecipeTable:
+    """A recipe file, parsed and validated.
+
+    Raises:
+        TaskError: the file is not valid TOML or not a recipe table.
+    """
+    return _load(Path(path), Path(path).stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _load(path: Path, mtime: int) -> RecipeTable:
+    try:
+        table = RecipeTable.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{path}: not valid TOML: {exc}") from None
+    except ValidationError as exc:
+        raise TaskError(f"{path}: not a recipe table: {_problems(exc)}") from None
+    for where, fields in [("defaults", table.defaults or {}), *(
+            (f"versions.{version}", fields) for version, fields in table.versions.items())]:
+        try:
+            Recipe.model_validate(fields)
+        except ValidationError as exc:
+            raise TaskError(f"{path}: {where}: {_problems(exc)}") from None
+    return table
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'table'}: {e['msg']}" for e in exc.errors())
+
+
+def task_environment(spec) -> tuple[Recipe, str]:
+    """The recipe a `[source]` task's venv is built from, and the commit its commands install from.
+
+    Without an `[environment]`, the task's own `python`, `requirements` and `source.setup` make the recipe
+    and the commands install from the task's commit. The task's `requirements` are always added.
+
+    Raises:
+        TaskError: the named recipe is not found or is malformed.
+    """
+    source, environment = spec.source, spec.environment
+    if environment is None:
+        return Recipe(python=spec.python, packages=spec.requirements, install=source.setup), source.commit
+    recipe = find_recipe(environment.recipe, environment.version) if environment.recipe else Recipe()
+    replaced = environment.model_dump(include={"python", "packages", "pre_install", "install"}, exclude_none=True)
+    recipe = recipe.updated(replaced)
+    added = [r for r in spec.requirements if r not in recipe.packages]
+    return recipe.updated({"packages": recipe.packages + added}), environment.commit or source.commit

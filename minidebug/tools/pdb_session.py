@@ -1,0 +1,172 @@
+"""A live `python -m pdb` session driven through pexpect.
+
+The prompt is `<marker>file:line<marker>` (see drivers/minidebug_pdb.py), so one command costs one
+round trip and the reply says where the program stands. Reading is capped, so a program that prints
+without end cannot exhaust memory, and every wait has a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..sandbox import process
+
+if TYPE_CHECKING:
+    from ..sandbox.confinement import Confinement
+
+DRIVER_DIR = Path(__file__).resolve().parents[1] / "drivers"
+MAX_REPLY = 200_000  # characters of one reply kept (head and tail)
+
+
+@dataclass
+class Reply:
+    """What one command produced."""
+
+    output: str
+    location: tuple[str, int] | None  # (file, line) when a prompt came back
+    status: str  # "prompt", "eof" or "timeout"
+
+
+@dataclass
+class Breakpoint:
+    number: int
+    file: str  # absolute path, as pdb reports it
+    line: int
+    condition: str = ""
+    temporary: bool = False
+    enabled: bool = True
+    funcname: str = ""  # set for `b function`: stops at the function's first line when it is called
+
+
+class PdbSession:
+    """One pdb child process: start, send a command, interrupt, close.
+
+    Args:
+        argv: the pdb arguments (e.g. ["-m", "pytest", "-s", "-q"]).
+        python: the interpreter (the task's venv python).
+        cwd, env: where and with what environment the program runs.
+        breakpoints: breakpoints to set before the program starts.
+        confinement: the episode's resource limits and sandbox.
+    """
+
+    def __init__(self, argv: list[str], python: Path, cwd: Path, env: dict[str, str],
+                 breakpoints: list[Breakpoint], confinement: Confinement | None = None):
+        token = secrets.token_hex(8)
+        self.marker = f"\x1f<md{token}>"
+        env = dict(env)
+        env["MINIDEBUG_PDB_BREAKS"] = json.dumps(
+            [vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])
+        command = [str(python), "-m", "minidebug_pdb", *argv]
+        preexec, keep = None, ()
+        if confinement is not None:
+            launch = confinement.prepare(command, env, [cwd, Path(env["HOME"]), Path(env["TMPDIR"])], cwd)
+            command, env, preexec, keep = launch.argv, launch.env, launch.preexec, launch.pass_fds
+        self.child = _spawn(keep)(command[0], command[1:], cwd=str(cwd), env=env,
+                                  encoding="utf-8", codec_errors="replace", echo=False,
+                                  dimensions=(50, 500), use_poll=True, preexec_fn=preexec)
+        self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
+        self.child.sendline(token)  # the marker's secret part: never in the program's env, argv or files
+        self._leftover = ""
+        self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")
+
+    @property
+    def alive(self) -> bool:
+        return self.child.isalive()
+
+    def read_reply(self, timeout: float) -> Reply:
+        """Read until the next prompt, EOF or timeout; output is capped at MAX_REPLY characters."""
+        import pexpect
+
+        deadline = time.monotonic() + timeout
+        head, tail, dropped = "", "", 0
+        pending, self._leftover = self._leftover, ""
+        while True:
+            match = self._pattern.search(pending)
+            if match:
+                head, tail, dropped = _append(head, tail, dropped, pending[: match.start()])
+                rest = pending[match.end():]
+                self._leftover = rest  # output after the prompt belongs to the next reply
+                return Reply(_join(head, tail, dropped), (match.group(1), int(match.group(2))), "prompt")
+            keep = len(self.marker) * 2 + 4096  # a prompt split across reads is still found
+            if len(pending) > keep:
+                head, tail, dropped = _append(head, tail, dropped, pending[:-keep])
+                pending = pending[-keep:]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                head, tail, dropped = _append(head, tail, dropped, pending)
+                return Reply(_join(head, tail, dropped), None, "timeout")
+            try:
+                pending += self.child.read_nonblocking(65536, timeout=min(remaining, 1.0))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                head, tail, dropped = _append(head, tail, dropped, pending)
+                return Reply(_join(head, tail, dropped), None, "eof")
+
+    def send(self, command: str, timeout: float) -> Reply:
+        self.child.sendline(command)
+        return self.read_reply(timeout)
+
+    def interrupt(self) -> None:
+        """SIGINT to the program's process group, as Ctrl-C in a terminal would."""
+        process.signal_programs(self.child.pid, signal.SIGINT)
+
+    def send_eof(self) -> None:
+        self.child.sendeof()
+
+    def exit_code(self) -> int | None:
+        """How the child ended, once it has: -signal if a signal ended it, else its exit status."""
+        self.close()
+        if self.child.signalstatus is not None:
+            return -self.child.signalstatus
+        return self.child.exitstatus
+
+    def close(self) -> None:
+        """Kill the whole process group and reap the child. Idempotent."""
+        process.kill_group(self.child.pid)
+        try:
+            self.child.close(force=True)
+        except Exception:  # pexpect raises if the child cannot be reaped; the group is dead already
+            pass
+
+
+def _spawn(pass_fds: tuple[int, ...]):
+    """pexpect.spawn, keeping `pass_fds` open in the child until exec (pexpect itself closes every fd)."""
+    import pexpect
+    import ptyprocess
+
+    if not pass_fds:
+        return pexpect.spawn
+
+    class Spawn(pexpect.spawn):
+        def _spawnpty(self, args, **kwargs):
+            return ptyprocess.PtyProcess.spawn(args, pass_fds=pass_fds, **kwargs)
+
+    return Spawn
+
+
+def _append(head: str, tail: str, dropped: int, text: str) -> tuple[str, str, int]:
+    text = text.replace("\r\n", "\n")
+    half = MAX_REPLY // 2
+    if len(head) < half:
+        room = half - len(head)
+        head, text = head + text[:room], text[room:]
+    if text:
+        tail += text
+        if len(tail) > half:
+            dropped += len(tail) - half
+            tail = tail[-half:]
+    return head, tail, dropped
+
+
+def _join(head: str, tail: str, dropped: int) -> str:
+    if dropped:
+        return f"{head}\n[... {dropped} characters of output dropped ...]\n{tail}"
+    return head + tail
