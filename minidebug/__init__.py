@@ -17,14 +17,15 @@ from .core.calls import ToolCall
 from .errors import MinidebugError, TaskError, ToolError, WorkspaceError
 
 if TYPE_CHECKING:
-    from .core.env import DebugEnv, EnvConfig
+    from .core.config import EnvConfig
+    from .core.env import DebugEnv
     from .core.make import make
     from .tools.output import ToolOutput
     from .tasks.task import Limits, Task, load_task
 
 __version__ = "0.1.0"
 
-_LAZY = {"make": "minidebug.core.make", "DebugEnv": "minidebug.core.env", "EnvConfig": "minidebug.core.env",
+_LAZY = {"make": "minidebug.core.make", "DebugEnv": "minidebug.core.env", "EnvConfig": "minidebug.core.config",
          "Task": "minidebug.tasks.task", "Limits": "minidebug.tasks.task", "load_task": "minidebug.tasks.task",
          "ToolOutput": "minidebug.tools.output"}
 

@@ -6,16 +6,14 @@ import asyncio
 import re
 import threading
 import time
-from pathlib import Path
-from typing import Any, Literal, Optional
-
-from pydantic import BaseModel, ConfigDict, field_validator
+from typing import Any
 
 from ..sandbox import choose as sandbox
 from ..store import cache, treeguard
 from ..store.cache import PreparedTask
 from ..scoring.counted import counted_tests
-from .budget import DEFAULT_ENCODING, Budget
+from .budget import Budget
+from .config import EnvConfig
 from ..tools.output import ToolOutput
 from .calls import ToolCall
 from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
@@ -24,7 +22,7 @@ from ..sandbox.confinement import Confinement
 from ..tools.strategies import parse_strategy
 from ..tools.toolbox import Toolbox
 from ..tasks.task import Limits, Task
-from ..tools import DEFAULT_TOOLS, TOOLS, unknown_tool_message
+from ..tools import unknown_tool_message
 from ..tools.base import Tool
 from ..store.venv import invalidate
 from ..workspace.worktree import Workspace
@@ -34,47 +32,6 @@ from ..workspace.worktree import Workspace
 _PYTEST_TIMING = re.compile(r"^((?:=+ )?(?:no tests ran|\d+ [a-z]+(?:, \d+ [a-z]+)*))"
                             r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?((?: =+)?)$", re.M)
 _ADDRESS = re.compile(r"(<[^<>\n]* at )0x[0-9a-fA-F]+>")
-
-
-class EnvConfig(BaseModel):
-    """How an env behaves, apart from the task and its limits.
-
-    Attributes:
-        tools: names of the tools the agent may call.
-        terminate_on_success: end the episode as soon as an eval passes every test.
-        encoding: tiktoken encoding used to count tokens (must be available offline).
-        cache_dir: where bare repos and venvs are cached (default: `$MINIDEBUG_CACHE` or the user cache dir).
-        max_seconds: wall-clock budget of an episode (None: no limit).
-        keep_breakpoints: keep pdb breakpoints across reset() (mapped back to the base files).
-        sandbox: "auto" (bwrap, else Landlock, else none with a warning), "bwrap" or "landlock" (never
-            without it), or None.
-        strategy: "debug" (every tool), "rewrite" (no pdb, trace or inspect) or "debug-after-N" (those
-            three unlocked after the N-th successful edit); see minidebug.core.strategies.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tools: tuple[str, ...] = DEFAULT_TOOLS
-    terminate_on_success: bool = True
-    encoding: str = DEFAULT_ENCODING
-    cache_dir: Optional[Path] = None
-    max_seconds: Optional[float] = None
-    keep_breakpoints: bool = False
-    sandbox: Optional[Literal["auto", "bwrap", "landlock"]] = "auto"
-    strategy: str = "debug"
-
-    @field_validator("strategy")
-    @classmethod
-    def _strategy(cls, name: str) -> str:
-        return parse_strategy(name).name
-
-    @field_validator("tools")
-    @classmethod
-    def _known(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
-        for name in tools:
-            if name not in TOOLS:
-                raise ValueError(unknown_tool_message(name, TOOLS))
-        return tools
 
 
 class DebugEnv:

@@ -9,7 +9,8 @@ from pydantic import ValidationError
 from ..sandbox.choose import resolve
 from ..tasks.task import Task, load_task
 from ..tools import DEFAULT_TOOLS
-from .env import DebugEnv, EnvConfig
+from .config import EnvConfig
+from .env import DebugEnv
 
 
 def make(
