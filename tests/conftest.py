@@ -11,7 +11,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 import minidebug
-from minidebug.sandbox.process import all_processes
+from minidebug.sandbox.reaper import processes
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +103,7 @@ def descendants(pid: int | None = None) -> set[int]:
     """PIDs of every live descendant of pid (default: this process), from /proc."""
     pid = os.getpid() if pid is None else pid
     children: dict[int, list[int]] = {}
-    for stat in all_processes():
+    for stat in processes():
         if stat.state != "Z":
             children.setdefault(stat.ppid, []).append(stat.pid)
     found, stack = set(), [pid]

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from minidebug.run.cleanup import collect
-from minidebug.sandbox.process import proc_stat
+from minidebug.sandbox.reaper import proc_stat
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants
 
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from minidebug.sandbox.process import all_processes
+from minidebug.sandbox.reaper import processes
 from minidebug.sandbox.choose import bwrap_works, landlock_works
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
@@ -85,7 +85,7 @@ def test_the_pdb_marker_cannot_be_read_or_spoofed_from_outside_memory(env):
 
 def _sleepers(tag: str) -> list[int]:
     found = []
-    for stat in all_processes():
+    for stat in processes():
         try:
             with open(f"/proc/{stat.pid}/cmdline", "rb") as handle:
                 if tag.encode() in handle.read() and stat.alive:

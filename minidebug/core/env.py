@@ -6,26 +6,28 @@ import asyncio
 import re
 import threading
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
+from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from ..sandbox import choose as sandbox
+from ..sandbox.confinement import Confinement
+from ..scoring.counted import counted_tests
+from ..scoring.evaluate import EvalResult, evaluate
 from ..store import cache, treeguard
 from ..store.cache import PreparedTask
-from ..scoring.counted import counted_tests
-from .budget import Budget
-from .config import EnvConfig
-from ..tools.output import ToolOutput
-from .calls import ToolCall
-from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
-from ..scoring.evaluate import EvalResult, evaluate
-from ..sandbox.confinement import Confinement
-from ..tools.strategies import parse_strategy
-from ..tools.toolbox import Toolbox
+from ..store.venv import invalidate
 from ..tasks.task import Limits, Task
 from ..tools import unknown_tool_message
 from ..tools.base import Tool
-from ..store.venv import invalidate
+from ..tools.output import ToolOutput
+from ..tools.strategies import parse_strategy
+from ..tools.toolbox import Toolbox
+from ..workspace.shell import ExecResult, run_command
 from ..workspace.worktree import Workspace
+from .budget import Budget
+from .calls import ToolCall
+from .config import EnvConfig
 
 
 # Only minidebug's own noise is normalised: pytest's closing line's timing, and default reprs' addresses.
@@ -89,8 +91,7 @@ class DebugEnv:
         else:
             self._check_venv()
         for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
-            if hasattr(tool, "reset"):
-                tool.reset(self, self.config.keep_breakpoints)
+            tool.reset(self, self.config.keep_breakpoints)
         self.toolbox.restore()
         if not fresh:
             self.confinement.kill_strays([self.workspace.dir])
@@ -170,8 +171,7 @@ class DebugEnv:
                 return
             self._closed = True
             for tool in self.tools.values():
-                if hasattr(tool, "close"):
-                    tool.close()
+                tool.close()
             if self.confinement is not None:
                 if self.workspace is not None:
                     self.confinement.kill_strays([self.workspace.dir])
@@ -222,7 +222,7 @@ class DebugEnv:
             return self.toolbox.enable(names)
 
     def report_usage(self, tokens: int) -> None:
-        """Charge model tokens (prompt + completion) to the episode budget."""
+        """Charge a model answer's completion tokens to the budget (its prompt repeats charged observations)."""
         self.budget.charge(tokens)
 
     def diff(self) -> str:
@@ -230,6 +230,38 @@ class DebugEnv:
         if self.workspace is None:
             return ""
         return self._normalize(self.workspace.diff())
+
+    def exec(self, command: str | Sequence[str], timeout: float | None = None, *, cwd: str = ".",
+             env: Mapping[str, str] | None = None, stdin: bytes | None = None,
+             writable: Sequence[Path] = ()) -> ExecResult:
+        """Run a shell command in the worktree, inside the venv, confined like every program of the episode.
+
+        The one way to run a command on the agent's behalf (the bash tool and the framework adapters use it).
+        It is not a step: it counts toward no budget.
+
+        Args:
+            command: a string run by `bash -c`, or an argv.
+            timeout: seconds before the command's process group is killed (default: the `command_timeout`
+                limit).
+            cwd: a folder of the worktree, relative to its root.
+            env: more environment variables; a PATH there goes before the episode's own.
+            stdin: bytes fed to the command's standard input.
+            writable: more folders inside the episode's temp dir that the command may write.
+
+        Returns:
+            The exit status, the merged output (with a line naming a timeout or resource limit) and
+            whether the deadline killed it.
+
+        Raises:
+            MinidebugError: exec() before reset() or after close().
+            ToolError: `cwd` is outside the worktree.
+        """
+        with self._lock:  # not held while the command runs: it may call the env's tools (an `md` shim)
+            if self.workspace is None or self.confinement is None or self._closed:
+                raise MinidebugError("call reset() before exec()" if not self._closed else "this env is closed")
+            workspace, confinement = self.workspace, self.confinement
+        limit = self.limits.command_timeout if timeout is None else timeout
+        return run_command(workspace, confinement, command, limit, cwd=cwd, env=env, stdin=stdin, writable=writable)
 
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
     def evaluate(self) -> EvalResult:
@@ -257,14 +289,12 @@ class DebugEnv:
 
     def file_edited(self, rel: str, before: str, after: str) -> None:
         for tool in self.tools.values():
-            if hasattr(tool, "file_edited"):
-                tool.file_edited(self, rel, before, after)
+            tool.file_edited(self, rel, before, after)
 
     def breakpoint_lines(self, rel: str) -> set[int]:
         lines: set[int] = set()
         for tool in self.tools.values():
-            if hasattr(tool, "breakpoint_lines"):
-                lines |= tool.breakpoint_lines(self, rel)
+            lines |= tool.breakpoint_lines(self, rel)
         return lines
 
     # -- internals -------------------------------------------------------------------------

@@ -95,21 +95,16 @@ class MinidebugSandbox(SandboxEnvironment):
 
     def _exec(self, cmd: list[str], input: str | bytes | None, cwd: str | None, extra: dict[str, str],
               timeout: int | None) -> ExecResult[str]:
-        workspace, episode = self.env.workspace, self.env
-        folder = workspace.root / _relative(workspace, cwd, workspace.relative) if cwd else workspace.root
-        argv = list(cmd)
-        if input is not None:  # programs read stdin from a file in the episode's TMPDIR
-            stdin = workspace.tmp / "inspect-stdin"
-            stdin.write_bytes(input.encode() if isinstance(input, str) else input)
-            argv = ["bash", "-c", 'exec "$@" < "$0"', str(stdin), *argv]
-        environ = {**workspace.environ(), **{k: v for k, v in extra.items() if k != "PATH"}}
-        limit = float(timeout or episode.limits.command_timeout)
-        completed, text = episode.confinement.run(argv, cwd=folder, env=environ, timeout=limit,
-                                                  writable=workspace.writable_dirs)
-        if completed.timed_out:
+        workspace = self.env.workspace
+        folder = _relative(workspace, cwd, workspace.relative) if cwd else "."
+        stdin = input.encode() if isinstance(input, str) else input
+        limit = float(timeout or self.env.limits.command_timeout)
+        result = self.env.exec(list(cmd), limit, cwd=folder, env={k: v for k, v in extra.items() if k != "PATH"},
+                                  stdin=stdin)
+        if result.timed_out:
             raise TimeoutError(f"{shlex.join(cmd)[:200]} timed out after {limit:g} s")
-        code = completed.returncode if completed.returncode is not None else 1
-        return ExecResult(success=code == 0, returncode=code, stdout=text, stderr="")
+        code = result.returncode if result.returncode is not None else 1
+        return ExecResult(success=code == 0, returncode=code, stdout=result.output, stderr="")
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
         workspace = self.env.workspace

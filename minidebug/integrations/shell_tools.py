@@ -21,7 +21,6 @@ import os
 import socket
 import threading
 import typing
-from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
@@ -75,16 +74,12 @@ class ToolBridge:
 
     def run(self, command: str, timeout: float) -> tuple[int, str]:
         """Run a shell command in the project (confined like the bash tool) with `md` on its PATH."""
-        workspace, env = self.env.workspace, self.env
-        environ = workspace.environ()
-        environ["PATH"] = f"{self.folder / 'bin'}:{environ['PATH']}"
         self._open.set()
         try:
-            completed, text = env.confinement.run(["bash", "-c", command], cwd=workspace.root, env=environ,
-                                                  timeout=timeout, writable=[*workspace.writable_dirs, self.folder])
+            result = self.env.exec(command, timeout, env={"PATH": str(self.folder / "bin")}, writable=[self.folder])
         finally:
             self._open.clear()
-        return (completed.returncode if completed.returncode is not None else -1), text
+        return (result.returncode if result.returncode is not None else -1), result.output
 
     def call(self, argv: list[str]) -> tuple[bool, str]:
         """One `md` invocation: (ok, output)."""

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import tempfile
 from pathlib import Path
 
 from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
-from ..sandbox.process import start_time
+from ..sandbox import reaper
 from ..workspace.worktree import EPISODE_PREFIX, OWNER_FILE
 
 
@@ -21,21 +19,12 @@ def owner_alive(episode_dir: Path) -> bool:
         pid, start = (episode_dir / OWNER_FILE).read_text().split()
     except (OSError, ValueError):
         return False
-    return start_time(int(pid)) == start
+    return reaper.start_time(int(pid)) == start
 
 
 def processes_inside(folder: Path) -> list[int]:
     """PIDs of processes whose working directory lies in folder."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cwd = Path(os.readlink(f"/proc/{entry}/cwd"))
-            except OSError:
-                continue
-            if cwd == folder or folder in cwd.parents:
-                found.append(int(entry))
-    return found
+    return [stat.pid for stat in reaper.processes() if reaper.working_in(stat.pid, [folder])]
 
 
 def orphaned_cgroups() -> list[Path]:
@@ -44,7 +33,7 @@ def orphaned_cgroups() -> list[Path]:
     for root in CGROUP_ROOTS:
         for cgroup in sorted(root.glob(f"{CGROUP_PREFIX}*")) if root.is_dir() else []:
             owner = cgroup.name[len(CGROUP_PREFIX):].split("-")[0]
-            if owner.isdigit() and start_time(int(owner)) is None:
+            if owner.isdigit() and reaper.start_time(int(owner)) is None:
                 found.append(cgroup)
     return found
 
@@ -67,11 +56,7 @@ def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run
         done.append(f"{episode_dir}" + (f" (killing {len(pids)} processes)" if pids else ""))
         if dry_run:
             continue
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        reaper.send(pids)
         shutil.rmtree(episode_dir, ignore_errors=True)
     for cgroup in orphaned_cgroups():
         done.append(f"{cgroup} (pids cgroup)")

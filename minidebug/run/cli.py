@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import MinidebugError
+from ..sandbox.choose import COMMAND_LINE_NAMES, from_command_line
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -38,8 +39,7 @@ def _check(args: argparse.Namespace) -> int:
     from ..taskcheck.check import check_task, format_reports
     from ..tasks.select import select_tasks
 
-    sandbox = None if args.sandbox == "none" else args.sandbox
-    reports = [check_task(task, sandbox=sandbox) for task in select_tasks(args.tasks)]
+    reports = [check_task(task, sandbox=from_command_line(args.sandbox)) for task in select_tasks(args.tasks)]
     print(format_reports(reports))
     return 0 if all(r.ok for r in reports) else 1
 
@@ -47,8 +47,7 @@ def _check(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from ..taskcheck.validate import format_validations, validate_tasks
 
-    sandbox = None if args.sandbox == "none" else args.sandbox
-    rows = validate_tasks([str(path) for path in args.tasks], args.jobs, {"sandbox": sandbox})
+    rows = validate_tasks([str(path) for path in args.tasks], args.jobs, {"sandbox": from_command_line(args.sandbox)})
     print(format_validations(rows))
     return 0 if all(row.ok for row in rows) else 1
 
@@ -175,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_parser = commands.add_parser("check", help="prove tasks sound: the bug shows, the gold patch fixes it, ...")
     check_parser.add_argument("tasks", nargs="*", metavar="PATH",
                               help="task folders, bundled names or globs (default: all bundled)")
-    check_parser.add_argument("--sandbox", choices=["auto", "bwrap", "landlock", "none"], default="auto",
+    check_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
                               help="the sandbox the checks run in (default: auto, as in make())")
     check_parser.set_defaults(handler=_check)
 
@@ -183,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "runnable here: a table and an exit status")
     validate_parser.add_argument("tasks", nargs="+", type=Path, metavar="PATH", help="task folders")
     validate_parser.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
-    validate_parser.add_argument("--sandbox", choices=["auto", "bwrap", "landlock", "none"], default="auto",
+    validate_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
                                  help="the sandbox the runs use (default: auto, as in make())")
     validate_parser.set_defaults(handler=_validate)
 

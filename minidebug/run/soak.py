@@ -8,13 +8,13 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..sandbox.process import all_processes
+from ..sandbox.reaper import processes
 from ..workspace.worktree import EPISODE_PREFIX
 
 
 def _children() -> int:
     me = os.getpid()
-    return sum(stat.ppid == me and stat.alive for stat in all_processes())
+    return sum(stat.ppid == me for stat in processes())
 
 
 def _rss_mb() -> float:

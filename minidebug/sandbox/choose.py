@@ -65,6 +65,25 @@ def landlock_works() -> bool:
     return probe.returncode == 0
 
 
+COMMAND_LINE_NAMES = ("auto", "bwrap", "landlock", "none")
+"""The sandbox names as command lines take them: "none" stands for None."""
+
+
+def from_command_line(name: str) -> Optional[str]:
+    """The sandbox choice a command line's `--sandbox NAME` stands for."""
+    return None if name == "none" else name
+
+
+def require(choice: Optional[str]) -> None:
+    """Fail now if an explicit choice ("bwrap" or "landlock") cannot run here; "auto" and None always can.
+
+    Raises:
+        WorkspaceError: the sandbox asked for cannot run here.
+    """
+    if choice in ("bwrap", "landlock"):
+        resolve(choice)
+
+
 def resolve(choice: Optional[str]) -> Optional[str]:
     """The sandbox to use: "bwrap", "landlock" or None. "auto" takes the first that works, else None with
     a warning; an explicit "bwrap" or "landlock" never falls back.

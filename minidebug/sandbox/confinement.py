@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import process, seccomp
+from . import process, reaper, seccomp
 from .process import Completed
 
 PR_SET_PDEATHSIG = 1
@@ -157,23 +157,8 @@ class Confinement:
             self.cgroup.kill_all()
             return
         marker = f"{STRAY_VARIABLE}={self.token}".encode()
-        me = os.getpid()
-        for stat in process.all_processes():
-            if stat.pid == me or not stat.alive:
-                continue
-            try:
-                with open(f"/proc/{stat.pid}/environ", "rb") as handle:
-                    ours = marker in handle.read().split(b"\0")
-                if not ours:
-                    cwd = Path(os.readlink(f"/proc/{stat.pid}/cwd"))
-                    ours = any(cwd == folder or folder in cwd.parents for folder in folders)
-            except OSError:
-                continue
-            if ours:
-                try:
-                    os.kill(stat.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        reaper.send(stat.pid for stat in reaper.processes()
+                    if reaper.carries(stat.pid, marker) or reaper.working_in(stat.pid, folders))
 
     def close(self) -> None:
         self.cgroup.close()
@@ -214,14 +199,8 @@ class PidsCgroup:
         if self.path is None:
             return
         for _ in range(50):
-            pids = [int(p) for p in _read(self.path / "cgroup.procs").split()]
-            if not pids:
+            if not reaper.send(int(pid) for pid in _read(self.path / "cgroup.procs").split()):
                 return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
     def close(self) -> None:
         self.kill_all()

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from . import reaper
+
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 DEFAULT_MAX_OUTPUT = 1_000_000  # bytes kept from one run: head and tail halves
 
@@ -189,57 +191,7 @@ class _CappedReader:
         return head + tail
 
 
-@dataclass(frozen=True)
-class ProcStat:
-    """The fields of /proc/<pid>/stat that minidebug reads."""
-
-    pid: int
-    comm: str
-    state: str
-    ppid: int
-    pgid: int
-    start_time: str
-
-    @property
-    def alive(self) -> bool:
-        return self.state not in ("Z", "X")
-
-
-def proc_stat(pid: int | str = "self") -> ProcStat | None:
-    """A process's /proc/<pid>/stat (None if it is gone or /proc is missing)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            text = handle.read()
-        comm = text[text.index("(") + 1:text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        return ProcStat(int(text.split(" ", 1)[0]), comm, fields[0], int(fields[1]), int(fields[2]), fields[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def all_processes() -> list[ProcStat]:
-    """Every process visible in /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            stat = proc_stat(entry)
-            if stat is not None:
-                found.append(stat)
-    return found
-
-
-def start_time(pid: int | str = "self") -> str | None:
-    """A live process's start time from /proc (None if it is gone, a zombie, or /proc is missing)."""
-    stat = proc_stat(pid)
-    return stat.start_time if stat is not None and stat.alive else None
-
-
 def signal_programs(pgid: int, signum: int) -> None:
     """Send signum to every live process of the group except bwrap's own (which would die of a SIGINT and
     take the program with it): the program sees it as it would see Ctrl-C in a terminal."""
-    for stat in all_processes():
-        if stat.pgid == pgid and stat.alive and stat.comm != "bwrap":
-            try:
-                os.kill(stat.pid, signum)
-            except (ProcessLookupError, PermissionError):
-                pass
+    reaper.send([stat.pid for stat in reaper.processes() if stat.pgid == pgid and stat.comm != "bwrap"], signum)

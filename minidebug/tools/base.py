@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..scoring.evaluate import EvalResult
     from ..sandbox.confinement import Confinement
     from ..tasks.task import Limits, Task
+    from ..workspace.shell import ExecResult
     from ..workspace.worktree import Workspace
 
 MAX_TEXT_ARGUMENT = 1_000_000  # characters in any one string argument
@@ -29,6 +30,9 @@ class Episode(Protocol):
     confinement: Confinement
 
     def evaluate(self) -> EvalResult: ...
+
+    def exec(self, command: str, timeout: float | None = None) -> ExecResult:
+        """Run a shell command in the worktree, confined (see `DebugEnv.exec`)."""
 
     def file_edited(self, rel: str, before: str, after: str) -> None:
         """The text of `rel` changed from before to after (tools that track lines follow it)."""
@@ -72,7 +76,22 @@ class Tool:
             raise ToolError(f"{self.name}: bad arguments: {'; '.join(problems)} (expected: {expected})") from None
 
     def run(self, episode: Episode, args: Any) -> ToolOutput | str:
+        """Carry out one call with validated arguments; a ToolError becomes the agent's observation."""
         raise NotImplementedError
+
+    # Hooks: the env calls each on every enabled tool; a tool that keeps state overrides them.
+    def reset(self, episode: Episode, keep_breakpoints: bool) -> None:
+        """The episode is about to go back to the base commit (its files are still the agent's)."""
+
+    def close(self) -> None:
+        """The episode ends, or the tool is taken away: stop whatever the tool started. Idempotent."""
+
+    def file_edited(self, episode: Episode, rel: str, before: str, after: str) -> None:
+        """The text of `rel` changed from `before` to `after` through a tool."""
+
+    def breakpoint_lines(self, episode: Episode, rel: str) -> set[int]:
+        """Lines of `rel` the tool marks (pdb: its breakpoints), shown by `view`."""
+        return set()
 
     def json_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema, as pydantic writes it."""

@@ -18,12 +18,8 @@ class Bash(Tool):
     def run(self, episode: Episode, args: Args) -> str:
         if not args.command.strip():
             raise ToolError("bash: empty command")
-        workspace = episode.workspace
-        env = workspace.environ()
-        timeout = episode.limits.command_timeout
-        completed, text = episode.confinement.run(["bash", "-c", args.command], cwd=workspace.root, env=env,
-                                                  timeout=timeout, writable=workspace.writable_dirs)
-        text = text.rstrip()
-        if completed.returncode not in (0, None):
-            text += f"\n[exit code {completed.returncode}]"
+        result = episode.exec(args.command)
+        text = result.output.rstrip()
+        if result.returncode not in (0, None):
+            text += f"\n[exit code {result.returncode}]"
         return text or "[no output]"

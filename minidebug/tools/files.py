@@ -43,7 +43,7 @@ class View(Tool):
         if start > total:
             raise ToolError(f"view: {rel} has {total} lines; start={start} is past the end")
         end = min(end, total)
-        marks = getattr(episode, "breakpoint_lines", lambda _rel: set())(rel)
+        marks = episode.breakpoint_lines(rel)
         width = len(str(end))
         body = "\n".join(
             f"{n:>{width}}{'B' if n in marks else ' '} {lines[n - 1]}" for n in range(start, end + 1)

@@ -56,7 +56,5 @@ class Toolbox:
         """Back to the strategy's starting tools: those enabled during the episode are closed and dropped."""
         start = self.strategy.start_tools(self.configured)
         for name in [name for name in self.tools if name not in start]:
-            tool = self.tools.pop(name)
-            if hasattr(tool, "close"):
-                tool.close()
+            self.tools.pop(name).close()
         self._news, self._edits = [], 0

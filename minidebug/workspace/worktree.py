@@ -19,7 +19,7 @@ from ..store.cache import PreparedTask
 from ..errors import ToolError, WorkspaceError
 from ..store.gitcmd import git
 from ..store.locks import file_lock
-from ..sandbox.process import start_time
+from ..sandbox.reaper import start_time
 from .safefs import remove_entry
 from ..tasks.task import Task
 

@@ -1,0 +1,90 @@
+"""Finding and killing processes: the one /proc scanner and the one kill loop.
+
+Everything that looks for processes (the episode's strays, what a crashed run left, the leak checks) reads
+/proc through `processes()`, and everything that kills a set of processes goes through `send()`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """The fields of /proc/<pid>/stat that minidebug reads."""
+
+    pid: int
+    comm: str
+    state: str
+    ppid: int
+    pgid: int
+    start_time: str
+
+    @property
+    def alive(self) -> bool:
+        return self.state not in ("Z", "X")
+
+
+def proc_stat(pid: int | str = "self") -> ProcStat | None:
+    """A process's /proc/<pid>/stat (None if it is gone or /proc is missing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            text = handle.read()
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        return ProcStat(int(text.split(" ", 1)[0]), comm, fields[0], int(fields[1]), int(fields[2]), fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def processes() -> list[ProcStat]:
+    """Every live process visible in /proc (zombies left out)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = proc_stat(entry)
+            if stat is not None and stat.alive:
+                found.append(stat)
+    return found
+
+
+def start_time(pid: int | str = "self") -> str | None:
+    """A live process's start time from /proc (None if it is gone, a zombie, or /proc is missing)."""
+    stat = proc_stat(pid)
+    return stat.start_time if stat is not None and stat.alive else None
+
+
+def working_in(pid: int, folders: Iterable[Path]) -> bool:
+    """True if the process's working directory lies in one of `folders` (False if it cannot be read)."""
+    try:
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return False
+    return any(cwd == folder or folder in cwd.parents for folder in folders)
+
+
+def carries(pid: int, variable: bytes) -> bool:
+    """True if the process's environment holds `variable` (a `NAME=value` entry) (False if unreadable)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return variable in handle.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def send(pids: Iterable[int], signum: int = signal.SIGKILL) -> int:
+    """Send signum to each process that is still there (never to this one); returns how many got it."""
+    me, sent = os.getpid(), 0
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            os.kill(pid, signum)
+            sent += 1
+        except (ProcessLookupError, PermissionError):
+            pass
+    return sent
