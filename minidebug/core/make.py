@@ -1,16 +1,34 @@
-"""`make()`: an env from a task and keyword options."""
+"""`make()`: an env from a task and keyword options.
+
+Each option is documented once, where it is defined: the fields of `Limits` and `EnvConfig` carry their
+descriptions, and `make()`'s docstring is built from them at import; the few options that are no field are
+described in `NOT_FIELDS`. `options_table()` renders the same rows as README's options table.
+"""
 
 from __future__ import annotations
 
+import inspect
+import textwrap
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic.fields import FieldInfo
 
-from ..sandbox.choose import resolve
-from ..tasks.task import Task, load_task
+from ..sandbox.choose import require
+from ..tasks.task import Limits, Task, load_task
 from ..tools import DEFAULT_TOOLS
 from .config import EnvConfig
 from .env import DebugEnv
+
+# make()'s options that are no field of Limits or EnvConfig.
+NOT_FIELDS = {
+    "task": "Path of a task folder (task.toml and repo/, or a debug-gym folder), name of a bundled task, or a "
+            "loaded `Task`.",
+    "bash": "Also offer the `bash` tool (added to `tools`). Default False.",
+    "requirements": "More pip requirements for the task's venv (e.g. a package a debug-gym folder needs); a "
+                    "venv with them is built once and cached, and the task's content hash includes them. "
+                    "Default: none.",
+}
 
 
 def make(
@@ -39,29 +57,13 @@ def make(
 ) -> DebugEnv:
     """Make an env for a task folder, a bundled task name, or a loaded Task.
 
+    The limits (`max_steps` to `processes`) left as None take the task's `[limits]` from task.toml, and
+    the defaults below where it sets none; `tools` and `encoding` left as None take their defaults.
+    These descriptions are those of the fields of `Limits` and `EnvConfig` (README's options table shows
+    the same).
+
     Args:
-        task: path of a task folder, name of a bundled task, or a `Task`.
-        max_steps, max_tokens, observation_tokens, eval_timeout, pdb_timeout, command_timeout:
-            override the task's `[limits]`.
-        memory_mb, cpu_seconds, file_size_mb, processes: resource limits of every process the agent's
-            actions start (defaults: 4096 MB, 600 s, 1024 MB, 256), overriding the task's `[limits]`.
-        max_seconds: wall-clock budget of an episode.
-        tools: the tools the agent may use (default: every tool except bash).
-        bash: also enable the bash tool.
-        terminate_on_success: end the episode when an eval passes every test.
-        keep_breakpoints: keep pdb breakpoints across reset().
-        sandbox: "auto" (the default: bwrap where it works; else no sandbox, with a warning naming what
-            is lost), "bwrap" (raises WorkspaceError where bwrap cannot run), "landlock" (the file-system
-            part only, for machines without user namespaces; raises where it cannot run) or None.
-            Inside bwrap a program sees the system folders, its interpreter and the task's venv
-            read-only, its own worktree, HOME and TMPDIR writable, a private /tmp, and no network.
-        strategy: "debug" (every tool; the default), "rewrite" (no pdb, trace or inspect) or
-            "debug-after-N" (those three unlocked by the env after the agent's N-th successful edit; that
-            observation names them and `tool_schemas()` then includes them).
-        requirements: more pip requirements for the task's venv (e.g. a package a debug-gym folder needs);
-            a venv with them is built once and cached like any other.
-        encoding: tiktoken encoding for budgets (default: cl100k_base, offline).
-        cache_dir: cache for bare repos and venvs.
+        {options}
 
     Returns:
         A DebugEnv; call `reset()` before `step()`, and `close()` (or use `with`).
@@ -69,7 +71,7 @@ def make(
     Raises:
         TaskError: the task cannot be found or is malformed.
         WorkspaceError: sandbox="bwrap" or "landlock" and it cannot run here.
-        ValueError: a bad option (e.g. an unknown tool name).
+        ValueError: a bad option value (e.g. an unknown tool name); the message names the option.
     """
     loaded = task if isinstance(task, Task) else load_task(task)
     loaded = loaded.with_requirements(list(requirements))
@@ -88,11 +90,67 @@ def make(
     if encoding is not None:
         config["encoding"] = encoding
     try:
-        limits = loaded.spec.limits.model_copy(update=overrides)
-        limits = type(limits).model_validate(limits.model_dump())
+        limits = type(loaded.spec.limits).model_validate({**loaded.spec.limits.model_dump(), **overrides})
         env_config = EnvConfig(**config)
     except ValidationError as exc:
-        raise ValueError(str(exc)) from None
-    if env_config.sandbox in ("bwrap", "landlock"):
-        resolve(env_config.sandbox)  # fail at make(), not at the first reset()
+        raise ValueError(_bad_options(exc, {**overrides, **config})) from None
+    require(env_config.sandbox)  # an explicit sandbox that cannot run fails at make(), not at the first reset()
     return DebugEnv(loaded, limits, env_config)
+
+
+def _bad_options(exc: ValidationError, given: dict[str, Any]) -> str:
+    """One line per invalid option: its name, the value given and what is wrong with it."""
+    lines = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else "?"
+        value = repr(given.get(name, error.get("input")))
+        value = value if len(value) <= 80 else value[:77] + "..."
+        message = error["msg"].removeprefix("Value error, ")
+        lines.append(f"make(): bad option {name}={value}: {message}")
+    return "\n".join(lines)
+
+
+def option_field(name: str) -> FieldInfo | None:
+    """The field of `Limits` or `EnvConfig` that make()'s option `name` sets, if there is one."""
+    return Limits.model_fields.get(name) or EnvConfig.model_fields.get(name)
+
+
+def shown_default(value: Any) -> str:
+    """A default as the options table shows it."""
+    if isinstance(value, tuple) and value:
+        return ", ".join(f"`{item}`" for item in value)
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    return f"`{value!r}`"
+
+
+def option_rows() -> list[tuple[str, str, str]]:
+    """(name, default, description) of each of make()'s options, in its signature's order. An option that is
+    neither a field nor in `NOT_FIELDS` gets the description "(undocumented)"."""
+    rows = []
+    for name, parameter in inspect.signature(make).parameters.items():
+        field = option_field(name)
+        if field is not None:
+            rows.append((name, shown_default(field.default), field.description or "(undocumented)"))
+        else:
+            default = "required" if parameter.default is inspect.Parameter.empty else shown_default(parameter.default)
+            rows.append((name, default, NOT_FIELDS.get(name, "(undocumented)")))
+    return rows
+
+
+def options_table() -> str:
+    """make()'s options as README's Markdown table: option, default, description."""
+    lines = ["| option | default | description |", "|---|---|---|"]
+    lines += [f"| `{name}` | {default} | {description} |" for name, default, description in option_rows()]
+    return "\n".join(lines)
+
+
+def _args_section() -> str:
+    """The Args entries of make()'s docstring, one per option, wrapped and indented as the docstring is."""
+    return "\n".join(textwrap.fill(f"{name}: {description}", width=108, initial_indent=" " * 8,
+                                   subsequent_indent=" " * 12, break_on_hyphens=False)
+                     for name, _, description in option_rows()).lstrip()
+
+
+if make.__doc__:  # None under python -OO
+    make.__doc__ = make.__doc__.replace("{options}", _args_section())

@@ -28,20 +28,53 @@ SMOKE_TASKS = Path(__file__).resolve().parents[1] / "smoke_tasks"  # tiny tasks 
 
 
 class Limits(BaseModel):
-    """Per-episode limits; a task gives defaults, the caller may override them."""
+    """Per-episode limits: task.toml's `[limits]` sets them for a task, and `make()`'s options of the same
+    names override that. Each field's description is the one place its option is documented."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_steps: int = Field(50, gt=0)
-    max_tokens: int = Field(100_000, gt=0)
-    observation_tokens: int = Field(4_000, gt=0)
-    eval_timeout: float = Field(60, gt=0)
-    pdb_timeout: float = Field(10, gt=0)
-    command_timeout: float = Field(30, gt=0)
-    memory_mb: int = Field(4096, gt=0)
-    cpu_seconds: int = Field(600, gt=0)
-    file_size_mb: int = Field(1024, gt=0)
-    processes: int = Field(256, gt=0)
+    max_steps: int = Field(
+        50, gt=0,
+        description="Tool calls an episode may take, bad ones included; the step that reaches it comes back "
+                    "`truncated` (`info[\"truncated_by\"] == \"max_steps\"`). Default 50.")
+    max_tokens: int = Field(
+        100_000, gt=0,
+        description="Tokens the episode may spend: every observation as shown (the first one too) and the "
+                    "model tokens reported through `env.report_usage()`; the step that spends the last comes "
+                    "back `truncated`. Default 100000.")
+    observation_tokens: int = Field(
+        4_000, gt=0,
+        description="Tokens one observation may take; a longer one is cut in the middle, keeping whole lines "
+                    "of its head and tail, with a marker saying how many tokens were left out. Default 4000.")
+    eval_timeout: float = Field(
+        60, gt=0,
+        description="Seconds one test run may take (`eval`, `submit`, and measuring the task's counted tests), "
+                    "and one `trace` or `inspect` run; a run past it is killed. Default 60.")
+    pdb_timeout: float = Field(
+        10, gt=0,
+        description="Seconds one pdb command may run before the program is interrupted (SIGINT; it is killed "
+                    "if the prompt does not come back); starting the program under pdb may take 30 s or this, "
+                    "whichever is longer. Default 10.")
+    command_timeout: float = Field(
+        30, gt=0,
+        description="Seconds a `bash` call or `env.exec()` command may run before its process group is "
+                    "killed, and the most a `grep` regex search may take. Default 30.")
+    memory_mb: int = Field(
+        4096, gt=0,
+        description="Address space (RLIMIT_AS) of each process the agent's actions start, in MB. Default 4096.")
+    cpu_seconds: int = Field(
+        600, gt=0,
+        description="CPU time (RLIMIT_CPU) of each process the agent's actions start, in seconds: SIGXCPU "
+                    "when it is reached, SIGKILL a second later. Default 600.")
+    file_size_mb: int = Field(
+        1024, gt=0,
+        description="Largest file (RLIMIT_FSIZE) a process the agent's actions start may write, in MB. "
+                    "Default 1024.")
+    processes: int = Field(
+        256, gt=0,
+        description="Processes the agent's actions may run at once (RLIMIT_NPROC, which Linux counts per user "
+                    "and does not apply to root; where a pids cgroup can be made, the episode's are capped "
+                    "there too). Default 256.")
 
 
 class Source(BaseModel):
