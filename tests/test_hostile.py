@@ -5,6 +5,8 @@ import os
 
 import pytest
 
+pytest.importorskip("hypothesis", reason="hypothesis is part of the test extra; install it")
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -7,6 +7,9 @@ import sys
 import textwrap
 
 import pytest
+
+pytest.importorskip("inspect_ai", reason="the [inspect] extra is part of the test extra; install it")
+
 from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model

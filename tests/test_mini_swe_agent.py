@@ -4,9 +4,11 @@ import json
 import socket
 from pathlib import Path
 
-import minisweagent
 import pytest
-import yaml
+
+minisweagent = pytest.importorskip("minisweagent", reason="the [mini-swe-agent] extra is part of the test extra; install it")
+
+import yaml  # noqa: E402
 from minisweagent.agents.default import DefaultAgent
 from minisweagent.models.test_models import DeterministicModel, make_output
 

@@ -2,8 +2,9 @@
 
 import re
 
-import jsonschema
 import pytest
+
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is part of the test extra; install it")
 
 from minidebug import ToolCall
 from minidebug.tools import TOOLS, load_tool

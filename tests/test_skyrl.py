@@ -3,7 +3,8 @@
 import threading
 
 import pytest
-import skyrl_gym
+
+skyrl_gym = pytest.importorskip("skyrl_gym", reason="the [skyrl] extra is part of the test extra; install it")
 
 import minidebug.integrations.skyrl as skyrl
 from minidebug.integrations.skyrl import MinidebugTextEnv, dataset_rows

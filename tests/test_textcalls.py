@@ -1,6 +1,9 @@
 """ToolCall.parse_text: tool calls written in a model's text, in the common shapes."""
 
 import pytest
+
+pytest.importorskip("hypothesis", reason="hypothesis is part of the test extra; install it")
+
 from hypothesis import given, settings, strategies as st
 
 from minidebug import ToolCall

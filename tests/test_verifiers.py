@@ -12,7 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import verifiers.v1 as vf
+
+pytest.importorskip("verifiers", reason="the [verifiers] extra is part of the test extra; install it")
+
+import verifiers.v1 as vf  # noqa: E402
 from verifiers.v1.clients import ModelContext
 
 import minidebug
