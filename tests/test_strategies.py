@@ -118,11 +118,11 @@ def test_unlock_reaches_the_model_and_the_trajectory_reads_back_without_it(serve
     assert "[new tools available from now on]" in second["messages"][-1]["content"]
 
     records = read_trajectory(tmp_path / f"{result.id}.jsonl")
-    header, steps = records[0], [r for r in records if r["type"] == "step"]
-    assert header["strategy"] == "debug-after-1" and header["model"] == "m"
-    assert header["task_set"] == calc_task.parent.name
-    assert [bool(s.get("model")) for s in steps] == [True, True, False]  # two calls came in one answer
-    assert steps[0]["model"]["usage"] == [{"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}]
+    header, steps = records[0], [r for r in records if r.type == "step"]
+    assert header.strategy == "debug-after-1" and header.model == "m"
+    assert header.task_set == calc_task.parent.name
+    assert [s.exchange is not None for s in steps] == [True, True, False]  # two calls came in one answer
+    assert steps[0].exchange.usage == [{"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}]
     chat_log = conversation(records)  # exactly the messages of the last request, plus the last answer
     assert chat_log[:-1] == second["messages"]
     assert [c["function"]["name"] for c in chat_log[-1]["tool_calls"]] == ["pdb", "eval"]

@@ -1,5 +1,5 @@
-"""Agents: anything that follows the `Agent` protocol (`act(observation, info) -> ToolCall`, and the
-optional hooks the runner calls). The oracle (applies the gold patch), the LLM agent with its clients
+"""Agents: anything that follows the `Agent` protocol (`start`, `act(observation, info) -> ToolCall` and
+`take_exchange`, every method the runner calls). The oracle (applies the gold patch), the LLM agent with its clients
 (OpenAI-compatible and Anthropic), and the replay agent; a registry of names to import strings. Agents use
 `core`'s data types (tool calls, budgets, trajectories) and never an env's internals."""
 
@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import Any, Protocol
 
 from ..core.calls import ToolCall
+from ..core.trajectory import Exchange
 
 AGENTS: dict[str, str] = {
     "oracle": "minidebug.agents.oracle:OracleAgent",
@@ -19,7 +20,8 @@ AGENTS: dict[str, str] = {
 
 
 class Agent(Protocol):
-    """The whole interface an agent needs. A host framework never has to subclass anything of ours."""
+    """The whole interface an agent needs: every method the runner calls, each one required. A host
+    framework never has to subclass anything of ours."""
 
     def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         """Called after reset with the first observation."""
@@ -27,8 +29,12 @@ class Agent(Protocol):
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
         """The next action, given the last observation."""
 
+    def take_exchange(self) -> Exchange | None:
+        """What the model was sent and answered for the action `act` just returned, recorded with its step;
+        None for an agent without a model, or when that action came from an earlier answer."""
 
-def load_agent(name: str) -> type:
+
+def load_agent(name: str) -> type[Agent]:
     """The agent class registered under name.
 
     Raises:

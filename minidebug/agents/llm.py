@@ -19,6 +19,7 @@ from ..core.budget import Budget
 from ..core.calls import ToolCall
 from ..errors import MinidebugError, ToolError
 from ..core.textcalls import FORMATS_HELP
+from ..core.trajectory import Exchange, ExchangeContext
 from .clients import make_client
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -64,7 +65,7 @@ class LLMAgent:
         self._pending: deque[ToolCall] = deque()
         self._awaiting: str | None = None  # id of the tool call whose observation comes next
         self._recorded = 0  # messages already handed out in an exchange record
-        self._exchange: dict[str, Any] | None = None
+        self._exchange: Exchange | None = None
         self._counter = Budget(10**12, 10**12)
 
     def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
@@ -100,7 +101,7 @@ class LLMAgent:
         self._awaiting = call.id or "text"
         return call
 
-    def take_exchange(self) -> dict[str, Any] | None:
+    def take_exchange(self) -> Exchange | None:
         """What the model was sent and answered since the last exchange, for the step just returned by
         `act` (None when that step's call came from an earlier answer): the new messages in order (the
         model's answers among them), the usage as the endpoint reported it, and how the context was fitted."""
@@ -121,8 +122,9 @@ class LLMAgent:
             calls, problem = self._calls(reply.message, schemas)
             if calls:
                 self._pending.extend(calls)
-                self._exchange = {"messages": self.messages[self._recorded:], "usage": usage,
-                                  "context": {"messages_sent": len(fitted), "messages_in_history": history}}
+                self._exchange = Exchange(messages=self.messages[self._recorded:], usage=usage,
+                                          context=ExchangeContext(messages_sent=len(fitted),
+                                                                  messages_in_history=history))
                 self._recorded = len(self.messages)
                 return
             self.messages.append({"role": "user", "content": problem})

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..core.calls import ToolCall
+from ..core.trajectory import Exchange
 from ..errors import TaskError
 from ..tasks.patch import FilePatch, parse_patch
 
@@ -52,3 +53,7 @@ class OracleAgent:
 
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
         return next(self._plan, ToolCall("submit"))
+
+    def take_exchange(self) -> Exchange | None:
+        """None: the oracle asks no model."""
+        return None

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core.calls import ToolCall
 from ..errors import MinidebugError
-from ..core.trajectory import read_trajectory
+from ..core.trajectory import Exchange, StepRecord, read_trajectory
 
 
 class ReplayAgent:
@@ -20,12 +20,15 @@ class ReplayAgent:
     def __init__(self, trajectory: str | Path):
         if not trajectory:
             raise MinidebugError("the replay agent needs a trajectory file (--trajectory)")
-        records = read_trajectory(Path(trajectory))
-        self.actions = [ToolCall.parse(r["action"]) for r in records if r.get("type") == "step"]
-        self.recorded = [r for r in records if r.get("type") == "step"]
+        self.recorded = [r for r in read_trajectory(Path(trajectory)) if isinstance(r, StepRecord)]
+        self.actions = [r.action.to_call() for r in self.recorded]
 
     def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         self._next = iter(self.actions)
 
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
         return next(self._next, ToolCall("submit"))
+
+    def take_exchange(self) -> Exchange | None:
+        """None: a replay asks no model."""
+        return None

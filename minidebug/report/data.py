@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.trajectory import trajectories
+from ..core.trajectory import HeaderRecord, Trajectory, trajectories
 
 MAX_OBSERVATION_CHARS = 20_000  # per step in an episode page; the trajectory keeps the whole text
 DEBUG_TOOLS = ("pdb", "trace", "inspect")
@@ -75,10 +75,10 @@ class Report:
     tool_use: dict[str, dict[str, Any]]  # arm -> {"calls": Counter, "pdb_solved": mean, "pdb_unsolved": mean, ...}
 
 
-def arm_of(header: dict[str, Any], run: str, several_runs: bool) -> str:
+def arm_of(header: HeaderRecord, run: str, several_runs: bool) -> str:
     """"<run> · <model or agent> · <strategy>", the run named only when several are compared."""
     parts = [run] if several_runs else []
-    parts += [header.get("model") or header.get("agent") or "?", header.get("strategy") or "debug"]
+    parts += [header.model or header.agent or "?", header.strategy or "debug"]
     return " · ".join(parts)
 
 
@@ -91,8 +91,8 @@ def load(runs: list[Path]) -> Report:
     labels = _labels(runs)
     episodes = []
     for run, label in zip(runs, labels):
-        for path, records in trajectories([run]):
-            episodes.append(_episode(f"e{len(episodes)}", label, path.stem, records, len(runs) > 1))
+        for path, trajectory in trajectories([run]):
+            episodes.append(_episode(f"e{len(episodes)}", label, path.stem, trajectory, len(runs) > 1))
     if not episodes:
         raise ValueError(f"no complete trajectory in {', '.join(map(str, runs))} (run with --out to record them)")
     arms = list(dict.fromkeys(e.arm for e in episodes))
@@ -109,46 +109,35 @@ def _labels(runs: list[Path]) -> list[str]:
     return names if len(set(names)) == len(names) else [f"{i + 1}:{name}" for i, name in enumerate(names)]
 
 
-def _episode(key: str, run: str, name: str, records: list[dict[str, Any]], several_runs: bool) -> Episode:
-    header, result = records[0], records[-1]
-    steps = [r for r in records if r.get("type") == "step"]
-    calls = Counter((s.get("action") or {}).get("name", "?") for s in steps)
-    timeline, previous, model_tokens = [], header.get("tokens_used", 0), 0
+def _episode(key: str, run: str, name: str, trajectory: Trajectory, several_runs: bool) -> Episode:
+    header, steps, result = trajectory.header, trajectory.steps, trajectory.result
+    calls = Counter(step.action.name for step in steps)
+    timeline, previous, model_tokens = [], header.tokens_used, 0
     by_tool: Counter = Counter({"problem statement": previous} if previous else {})
     for step in steps:
-        info = step.get("info") or {}
-        usage = sum(u.get("completion_tokens", u.get("output_tokens", 0)) or 0
-                    for u in (step.get("model") or {}).get("usage", []))
+        info = step.info
+        usage = step.exchange.completion_tokens if step.exchange else 0
         model_tokens += usage
-        used = info.get("tokens_used", previous)
-        tool = (step.get("action") or {}).get("name", "?")
+        used = info.tokens_used if info.tokens_used is not None else previous
+        tool = step.action.name
         by_tool[tool] += max(used - previous - usage, 0)
         previous = used
-        observation = step.get("observation", "")
+        observation = step.observation
         if len(observation) > MAX_OBSERVATION_CHARS:
             observation = (observation[:MAX_OBSERVATION_CHARS]
                            + f"\n[{len(observation) - MAX_OBSERVATION_CHARS} more characters in the trajectory]")
-        timeline.append({"step": step.get("step"), "tool": tool, "arguments": (step.get("action") or {}).get("arguments"),
-                         "observation": observation, "reward": step.get("reward"), "error": info.get("error"),
-                         "score": info.get("score"), "max_score": info.get("max_score"),
-                         "tools_enabled": info.get("tools_enabled"), "seconds": step.get("seconds"),
-                         "thought": _thought(step)})
+        timeline.append({"step": step.step, "tool": tool, "arguments": step.action.arguments,
+                         "observation": observation, "reward": step.reward, "error": info.error,
+                         "score": info.score, "max_score": info.max_score,
+                         "tools_enabled": info.tools_enabled, "seconds": step.seconds,
+                         "thought": step.exchange.thought if step.exchange else None})
     arm = arm_of(header, run, several_runs)
-    detail = {"name": name, "run": run, "arm": arm, "task": header.get("task"), "task_set": header.get("task_set"),
-              "problem": header.get("observation", ""), "timeline": timeline, "diff": result.get("diff", ""),
+    detail = {"name": name, "run": run, "arm": arm, "task": header.task, "task_set": header.task_set,
+              "problem": header.observation or "", "timeline": timeline, "diff": result.diff,
               "budget": [[tool, n] for tool, n in by_tool.most_common()] + [["model answers", model_tokens]],
-              "limits": header.get("limits", {}), "truncated_by": (steps[-1].get("info") or {}).get("truncated_by")
-              if steps else None}
-    return Episode(key, run, name, header.get("task", "?"), header.get("task_set") or "?", arm,
-                   bool(result.get("solved")), float(result.get("reward") or 0.0), int(result.get("steps") or 0),
-                   int(result.get("tokens") or 0), float(result.get("seconds") or 0.0), result.get("error"), calls,
-                   model_tokens, detail)
-
-
-def _thought(step: dict[str, Any]) -> str | None:
-    """The text the model wrote along with this step's call, if any."""
-    answers = [m for m in (step.get("model") or {}).get("messages", []) if m.get("role") == "assistant"]
-    return (answers[-1].get("content") or None) if answers else None
+              "limits": header.limits, "truncated_by": steps[-1].info.truncated_by if steps else None}
+    return Episode(key, run, name, header.task, header.task_set or "?", arm, result.solved, result.reward,
+                   result.steps, result.tokens, result.seconds, result.error, calls, model_tokens, detail)
 
 
 def _tool_use(episodes: list[Episode], arms: list[str]) -> dict[str, dict[str, Any]]:

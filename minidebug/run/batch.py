@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from .episode import EpisodeResult, episode_id
+from ..core.trajectory import ResultRecord, read_result
 from ..tasks.task import Task
 
 
@@ -49,16 +50,19 @@ def plan(tasks: Iterable[Task], agents: Iterable[str], seeds: Iterable[int],
             for task in tasks for agent in agents for strategy in names for seed in seeds]
 
 
-def finished_results(out_dir: Path) -> dict[str, dict[str, Any]]:
-    """Results of the episodes whose trajectory in out_dir is complete, by episode id."""
+def finished_results(out_dir: Path) -> dict[str, ResultRecord]:
+    """Results of the episodes whose trajectory in out_dir is complete, by episode id.
+
+    Raises:
+        TrajectoryError: a trajectory of a newer format, or with a malformed result line.
+    """
     results = {}
     for path in sorted(Path(out_dir).glob("*.jsonl")):
         try:
-            last = path.read_text(encoding="utf-8").rstrip("\n").rsplit("\n", 1)[-1]
-            record = json.loads(last)
-        except (OSError, ValueError):
+            record = read_result(path)
+        except OSError:
             continue
-        if record.get("type") == "result":
+        if record is not None:
             results[path.stem] = record
     return results
 
@@ -69,7 +73,7 @@ def select(specs: list[EpisodeSpec], out_dir: Path | None, resume: bool, rerun_f
         return specs
     done = finished_results(out_dir)
     if rerun_failed:
-        return [s for s in specs if s.id in done and not done[s.id].get("solved")]
+        return [s for s in specs if s.id in done and not done[s.id].solved]
     return [s for s in specs if s.id not in done]
 
 
@@ -176,7 +180,8 @@ def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int |
 
 
 def write_results(out_dir: Path) -> None:
-    records = [{k: v for k, v in r.items() if k not in ("type", "diff")} for r in finished_results(out_dir).values()]
+    """Write out_dir/results.json: the result of every finished episode there, without its diff."""
+    records = [r.model_dump(mode="json", exclude={"type", "diff"}) for r in finished_results(out_dir).values()]
     tmp = out_dir / "results.json.tmp"
     tmp.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out_dir / "results.json")

@@ -13,6 +13,8 @@ from ..tasks.task import Task
 
 @dataclass(frozen=True)
 class EpisodeResult:
+    """The outcome of one episode (also its trajectory's result record, with the final diff)."""
+
     task: str
     agent: str
     seed: int
@@ -43,15 +45,15 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
     """Play one episode of `agent_name` on `task`; with out_dir, write `<task>.<agent>.s<seed>.jsonl` there.
 
     `agent_options` are the agent's constructor arguments (e.g. model and base_url for "llm"); the
-    strategy is a make option (`strategy="rewrite"`). An agent with `take_exchange()` has what the model
-    was sent and answered recorded with each step (see LLMAgent.take_exchange).
+    strategy is a make option (`strategy="rewrite"`). What the agent's `take_exchange()` gives after each
+    action (what the model was sent and answered, see LLMAgent.take_exchange) is recorded with its step.
     A failure inside the episode (a broken task, an agent error) is recorded in `error`, not raised;
     KeyboardInterrupt closes the env and propagates.
     """
     from ..core.make import make
 
-    from ..agents import load_agent
-    from ..core.trajectory import TrajectoryWriter
+    from ..agents import Agent, load_agent
+    from ..core.trajectory import Action, HeaderRecord, ResultRecord, StepInfo, StepRecord, TrajectoryWriter
 
     started = time.monotonic()
     options = dict(agent_options or {})
@@ -64,27 +66,25 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
             observation, info = env.reset(seed=seed)
             if out_dir is not None:
                 name = episode_id(task.name, agent_name, seed, strategy)
-                writer = TrajectoryWriter(Path(out_dir) / f"{name}.jsonl", {
-                    "task": task.name, "task_path": str(task.root), "task_hash": task.content_hash(),
-                    "task_set": task_set(task), "agent": agent_name, "strategy": strategy, "model": model,
-                    "seed": seed, "limits": env.limits.model_dump(), "tools": list(env.tools),
-                    "observation": observation, "tokens_used": info["tokens_used"]})
-            agent = load_agent(agent_name)(**options)
+                writer = TrajectoryWriter(Path(out_dir) / f"{name}.jsonl", HeaderRecord(
+                    task=task.name, task_path=str(task.root), task_hash=task.content_hash(),
+                    task_set=task_set(task), agent=agent_name, strategy=strategy, model=model,
+                    seed=seed, limits=env.limits.model_dump(), tools=list(env.tools),
+                    observation=observation, tokens_used=info["tokens_used"]))
+            agent: Agent = load_agent(agent_name)(**options)
             agent.start(env, observation, info)
             terminated = truncated = False
             while not (terminated or truncated):
                 action = agent.act(observation, info)
-                exchange = agent.take_exchange() if hasattr(agent, "take_exchange") else None
+                exchange = agent.take_exchange()
                 step_started = time.monotonic()
                 observation, reward, terminated, truncated, info = env.step(action)
                 steps = info["step"]
                 if writer:
-                    record = {"step": steps, "action": action.to_dict(), "observation": observation,
-                              "reward": reward, "terminated": terminated, "truncated": truncated,
-                              "info": info, "seconds": round(time.monotonic() - step_started, 4)}
-                    if exchange is not None:
-                        record["model"] = exchange
-                    writer.step(record)
+                    writer.step(StepRecord(step=steps, action=Action.from_call(action), observation=observation,
+                                           reward=reward, terminated=terminated, truncated=truncated,
+                                           info=StepInfo(**info), seconds=round(time.monotonic() - step_started, 4),
+                                           exchange=exchange))
             solved = terminated and reward == 1.0
             diff = env.diff()
         except Exception as exc:  # one broken episode must not end a whole run
@@ -93,5 +93,5 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
         result = EpisodeResult(task.name, agent_name, seed, solved, reward, steps, tokens,
                                round(time.monotonic() - started, 3), error, strategy, model, task_set(task))
         if writer:
-            writer.finish({**asdict(result), "diff": diff})
+            writer.finish(ResultRecord(**asdict(result), diff=diff))
     return result

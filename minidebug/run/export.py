@@ -4,26 +4,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
-from ..core.trajectory import trajectories
+from ..core.trajectory import Record, StepRecord, Trajectory, trajectories
 
 
-def conversation(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def conversation(records: Iterable[Record]) -> list[dict[str, Any]]:
     """The chat as the model saw it, rebuilt from the steps' exchange records (system prompt first,
     the model's last answer last); empty when the agent recorded none (e.g. the oracle)."""
     messages: list[dict[str, Any]] = []
     for record in records:
-        if record.get("type") == "step" and record.get("model"):
-            messages += record["model"]["messages"]
+        if isinstance(record, StepRecord) and record.exchange is not None:
+            messages += record.exchange.messages
     return messages
 
 
-def offered_tools(records: list[dict[str, Any]]) -> list[str]:
+def offered_tools(trajectory: Trajectory) -> list[str]:
     """Every tool the episode offered: those at the start and those unlocked on the way."""
-    names = list(records[0].get("tools", []))
-    for record in records:
-        names += (record.get("info") or {}).get("tools_enabled", []) if record.get("type") == "step" else []
+    names = list(trajectory.header.tools or [])
+    for step in trajectory.steps:
+        names += step.info.tools_enabled or []
     return list(dict.fromkeys(names))
 
 
@@ -32,17 +32,16 @@ def sft_examples(runs: list[Path], solved_only: bool = False) -> Iterator[dict[s
     from ..tools import TOOLS, load_tool
     from ..tools.schemas import tool_schemas
 
-    for path, records in trajectories(runs):
-        header, result = records[0], records[-1]
-        messages = conversation(records)
-        if not messages or (solved_only and not result.get("solved")):
+    for path, trajectory in trajectories(runs):
+        header, result = trajectory.header, trajectory.result
+        messages = conversation(trajectory.steps)
+        if not messages or (solved_only and not result.solved):
             continue
-        tools = [load_tool(name) for name in offered_tools(records) if name in TOOLS]
+        tools = [load_tool(name) for name in offered_tools(trajectory) if name in TOOLS]
         yield {"messages": messages, "tools": tool_schemas(tools, "openai"),
-               "metadata": {"episode": path.stem, "task": header.get("task"), "task_set": header.get("task_set"),
-                            "agent": header.get("agent"), "strategy": header.get("strategy", "debug"),
-                            "model": header.get("model"), "solved": bool(result.get("solved")),
-                            "reward": result.get("reward"), "steps": result.get("steps")}}
+               "metadata": {"episode": path.stem, "task": header.task, "task_set": header.task_set,
+                            "agent": header.agent, "strategy": header.strategy, "model": header.model,
+                            "solved": result.solved, "reward": result.reward, "steps": result.steps}}
 
 
 def export_sft(runs: list[Path], out: Path, solved_only: bool = False) -> int:
@@ -63,15 +62,15 @@ def predictions(runs: list[Path]) -> list[dict[str, Any]]:
     model or agent, and the strategy when it is not "debug"), `model_patch` (the episode's final diff). With
     several seeds of a task and arm, the lowest seed's episode is used."""
     chosen: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
-    for _, records in trajectories(runs):
-        header, result = records[0], records[-1]
-        name = header.get("model") or header.get("agent") or "minidebug"
-        if header.get("strategy", "debug") != "debug":
-            name = f"{name}__{header['strategy']}"
-        key, seed = (header.get("task", "?"), name), int(header.get("seed") or 0)
+    for _, trajectory in trajectories(runs):
+        header = trajectory.header
+        name = header.model or header.agent or "minidebug"
+        if header.strategy != "debug":
+            name = f"{name}__{header.strategy}"
+        key, seed = (header.task, name), header.seed
         if key not in chosen or seed < chosen[key][0]:
             chosen[key] = (seed, {"instance_id": key[0], "model_name_or_path": name,
-                                  "model_patch": result.get("diff", "")})
+                                  "model_patch": trajectory.result.diff})
     return [prediction for _, prediction in sorted(chosen.values(), key=lambda item: (item[1]["model_name_or_path"],
                                                                                       item[1]["instance_id"]))]
 

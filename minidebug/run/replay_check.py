@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.trajectory import read_trajectory
+from ..core.trajectory import HeaderRecord, StepRecord, read_trajectory
 
 
 @dataclass(frozen=True)
 class Mismatch:
+    """One field of one step that came out differently in the replay."""
+
     step: int  # 0 is the observation of reset()
     field: str
     expected: Any
@@ -32,32 +34,32 @@ def replay(path: Path, cache_dir: Path | None = None) -> tuple[list[Mismatch], l
 
     Raises:
         TaskError: the recorded task cannot be found.
+        ValueError: the file is no trajectory (TrajectoryError: a malformed line or a newer format).
     """
     from ..core.make import make
 
     from ..tasks.task import load_task
 
     records = read_trajectory(Path(path))
-    header = records[0] if records and records[0].get("type") == "header" else {}
-    if not header:
+    header = records[0] if records else None
+    if not isinstance(header, HeaderRecord):
         raise ValueError(f"{path}: no header line; not a minidebug trajectory")
-    recorded_path = header.get("task_path")
-    task = load_task(recorded_path if recorded_path and Path(recorded_path).is_dir() else header["task"])
+    recorded_path = header.task_path
+    task = load_task(recorded_path if recorded_path and Path(recorded_path).is_dir() else header.task)
     warnings = []
-    if task.content_hash() != header.get("task_hash"):
-        warnings.append(f"task {task.name} has changed since the recording (hash {header.get('task_hash')} "
+    if task.content_hash() != header.task_hash:
+        warnings.append(f"task {task.name} has changed since the recording (hash {header.task_hash} "
                         f"then, {task.content_hash()} now)")
-    limits = header.get("limits", {})
     mismatches = []
-    with make(task, tools=header.get("tools"), strategy=header.get("strategy", "debug"), cache_dir=cache_dir,
-                        **limits) as env:
+    with make(task, tools=header.tools, strategy=header.strategy, cache_dir=cache_dir, **header.limits) as env:
         observation, _ = env.reset(seed=0)
-        if "observation" in header and observation != header["observation"]:
-            mismatches.append(Mismatch(0, "observation", header["observation"], observation))
-        for record in (r for r in records if r.get("type") == "step"):
-            observation, reward, terminated, truncated, _ = env.step(record["action"])
-            got = {"observation": observation, "reward": reward, "terminated": terminated, "truncated": truncated}
-            for field, value in got.items():
-                if record.get(field) != value:
-                    mismatches.append(Mismatch(record["step"], field, record.get(field), value))
+        if header.observation is not None and observation != header.observation:
+            mismatches.append(Mismatch(0, "observation", header.observation, observation))
+        for record in (r for r in records if isinstance(r, StepRecord)):
+            observation, reward, terminated, truncated, _ = env.step(record.action.to_call())
+            got = (("observation", record.observation, observation), ("reward", record.reward, reward),
+                   ("terminated", record.terminated, terminated), ("truncated", record.truncated, truncated))
+            for field, expected, value in got:
+                if expected != value:
+                    mismatches.append(Mismatch(record.step, field, expected, value))
     return mismatches, warnings
