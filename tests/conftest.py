@@ -121,3 +121,21 @@ def _is_resource_tracker(pid: int) -> bool:
             return b"multiprocessing.resource_tracker" in handle.read()
     except OSError:
         return False
+
+
+@pytest.fixture
+def server():
+    """server(*replies) -> a ChatServer (tests/chat_server.py) on 127.0.0.1, stopped after the test. The llm
+    agent talks to it through the OpenAI SDK, so the test needs the [llm] extra."""
+    pytest.importorskip("openai", reason="the [llm] extra is part of the test extra; install it")
+    from .chat_server import ChatServer
+
+    servers = []
+
+    def factory(*replies):
+        servers.append(ChatServer(replies[0] if len(replies) == 1 and callable(replies[0]) else replies))
+        return servers[-1]
+
+    yield factory
+    for s in servers:
+        s.close()

@@ -1,8 +1,6 @@
 """The LLM agent against a real HTTP server on 127.0.0.1 that speaks the chat-completions protocol."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -12,69 +10,7 @@ from minidebug.run.cli import main
 from minidebug.run.episode import run_episode
 from minidebug.tasks.task import load_task
 
-
-class ChatServer:
-    """Plays back scripted replies, each (status, body); or, given a function, answers body -> (status, body)."""
-
-    def __init__(self, replies):
-        self.replies = replies if callable(replies) else list(replies)
-        self.requests = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length", 0))
-                server.requests.append({"path": self.path, "body": json.loads(self.rfile.read(length)),
-                                        "auth": self.headers.get("Authorization")})
-                if callable(server.replies):
-                    status, body = server.replies(server.requests[-1]["body"])
-                else:
-                    status, body = server.replies.pop(0) if server.replies else (500, {"error": {"message": "no more"}})
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                if status == 429:
-                    self.send_header("retry-after-ms", "10")
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def completion(*calls, content=None):
-    tool_calls = [{"id": f"call_{i}", "type": "function",
-                   "function": {"name": name, "arguments": json.dumps(arguments)}}
-                  for i, (name, arguments) in enumerate(calls)]
-    message = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return 200, {"id": "c1", "object": "chat.completion", "created": 0, "model": "scripted",
-                 "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-                 "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}}
-
-
-@pytest.fixture
-def server():
-    servers = []
-
-    def factory(*replies):
-        servers.append(ChatServer(replies[0] if len(replies) == 1 and callable(replies[0]) else replies))
-        return servers[-1]
-
-    yield factory
-    for s in servers:
-        s.close()
+from .chat_server import completion
 
 
 def test_llm_agent_solves_a_task_through_the_protocol(server, calc_task, cache_dir, monkeypatch, tmp_path):
@@ -159,6 +95,7 @@ def anthropic_message(*calls, text=None):
 
 
 def test_anthropic_messages_api_solves_a_task(server, calc_task, cache_dir, monkeypatch, tmp_path):
+    pytest.importorskip("anthropic", reason="the [anthropic] extra is part of the test extra; install it")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     chat = server(
         anthropic_message(("view", {"path": "calc.py"}), ("edit", {"path": "calc.py", "old": "a - b", "new": "a + b"}),

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from minidebug.agents.oracle import edits_for
+pytest.importorskip("jinja2", reason="the [report] extra is part of the test extra; install it")
+pytest.importorskip("matplotlib", reason="the [report] extra is part of the test extra; install it")
+
+from minidebug.agents.oracle import edits_for  # noqa: E402
 from minidebug.run.cli import main
 from minidebug.tasks.patch import parse_patch
 from minidebug.report import build_report, load, text_summary
 from minidebug.tasks.task import load_task
 
-from .test_llm import completion, server  # noqa: F401  (the fixture)
+from .chat_server import completion
 
 TASKS = ["sum_tree", "late_handlers", "shadowed_max"]
 UNSOLVED = "shadowed_max"  # the scripted model gives up on this one
@@ -38,7 +41,8 @@ def scripted_model(body):
 @pytest.fixture(scope="module")
 def recorded_run(tmp_path_factory):
     """One real run: the llm agent against a scripted model on a local HTTP endpoint, two strategies."""
-    from .test_llm import ChatServer
+    pytest.importorskip("openai", reason="the [llm] extra is part of the test extra; install it")
+    from .chat_server import ChatServer
 
     out = tmp_path_factory.mktemp("run") / "scripted"
     chat = ChatServer(scripted_model)
@@ -53,6 +57,7 @@ def recorded_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
+    pytest.importorskip("selenium", reason="selenium is part of the test extra; install it")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

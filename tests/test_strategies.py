@@ -12,7 +12,7 @@ from minidebug.tools.strategies import parse_strategy
 from minidebug.tasks.task import load_task
 from minidebug.core.trajectory import read_trajectory
 
-from .test_llm import completion, server  # noqa: F401  (the fixture)
+from .chat_server import completion
 
 
 def names(env, provider="openai"):
