@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..agents.oracle import gold_edits
-from .breakable import changed_regions, probe_lines, scopes
 from ..scoring.counted import gold_failures
+from ..store.cache import ensure_eval_base
 from ..tasks.patch import parse_patch
 from ..tasks.task import Task
+from .breakable import changed_regions, probe_lines, scopes
+from .gold import GoldRun, gold_run
 
 CHECKS = ("fails", "oracle", "reset", "pdb", "hidden")
 
@@ -51,13 +53,30 @@ def probe_targets(task: Task, root: Path) -> list[tuple[str, int]]:
     return targets[:MAX_PROBES]
 
 
-def _solve(env: Any) -> tuple[float, str]:
-    """Apply the gold patch through `edit` in a fresh episode, then eval: the reward and the eval's text."""
-    env.reset()
-    for call in gold_edits(env.task):
-        env.step(call)
-    observation, reward, *_ = env.step({"name": "eval"})
-    return reward, observation
+def leaked_copies(workspace: Any, task: Task) -> list[tuple[str, str]]:
+    """The worktree's visible files that hold a hidden file's bytes, or solution.patch's, under any name, as
+    (visible file, what it copies). Blank files are no secret and are left out."""
+    sources = [(rel, workspace.prepared.eval_base / rel) for rel in workspace.prepared.hidden_files]
+    sources += [("solution.patch", task.solution)] if task.solution is not None else []
+    secrets: dict[bytes, str] = {}
+    for name, path in sources:
+        data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+        if data.strip():
+            secrets.setdefault(data, name)
+    sizes = {len(data) for data in secrets}
+    found = []
+    for folder, dirs, files in os.walk(workspace.root):
+        base = Path(folder).relative_to(workspace.root).as_posix()
+        prefix = "" if base == "." else base + "/"
+        dirs[:] = sorted(d for d in dirs if not workspace.is_hidden(prefix + d))
+        for name in sorted(files):
+            path = Path(folder) / name
+            if workspace.is_hidden(prefix + name) or path.is_symlink() or path.stat().st_size not in sizes:
+                continue
+            secret = secrets.get(path.read_bytes())
+            if secret is not None:
+                found.append((prefix + name, secret))
+    return found
 
 
 def check_task(task: Task, **make_options: Any) -> CheckReport:
@@ -76,25 +95,34 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
         report.results = {name: "no solution.patch" for name in CHECKS}
         return report
     with make(task, terminate_on_success=False, max_steps=1000, **make_options) as env:
+        outcome: GoldRun | Exception
+        try:
+            outcome = gold_run(env)
+        except Exception as exc:  # fails, oracle and reset each report it
+            outcome = exc
+
+        def solved() -> GoldRun:
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
 
         def fails() -> str:
-            env.reset()
-            _, reward, _, _, info = env.step({"name": "eval"})
-            return "ok" if reward < 1.0 else f"every test already passes ({info.get('score')}/{info.get('max_score')})"
+            base = solved().base
+            return "ok" if base.reward < 1.0 else f"every test already passes ({base.score}/{base.max_score})"
 
         def oracle() -> str:
-            reward, observation = _solve(env)
-            if reward != 1.0:
-                detail = observation.splitlines()[0] if observation.startswith("error:") else ""
-                return f"the gold patch scores {reward:.2f}" + (f" ({detail[:300]})" if detail else "")
+            gold = solved().gold
+            if gold is None:
+                return f"the gold patch's edit failed: {solved().edit_error}"
+            if gold.reward != 1.0:
+                detail = f"error: {gold.error}".splitlines()[0] if gold.error else ""
+                return f"the gold patch scores {gold.reward:.2f}" + (f" ({detail[:300]})" if detail else "")
             failing = gold_failures(env.workspace.prepared)
             return "ok" if not failing else \
                 f"the gold patch leaves {len(failing)} test(s) failing (not counted): {', '.join(failing[:5])}"
 
         def reset() -> str:
-            env.reset()
-            _, reward, *_ = env.step({"name": "eval"})
-            return "ok" if reward < 1.0 else "reset did not bring the bug back"
+            return "ok" if solved().after_reset.reward < 1.0 else "reset did not bring the bug back"
 
         def pdb() -> str:
             env.reset()
@@ -120,6 +148,8 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
                     seen.append(name)
             if (env.workspace.root / "solution.patch").exists():
                 seen.append("solution.patch (in the worktree)")
+            ensure_eval_base(task, env.workspace.prepared)  # where the hidden files are
+            seen += [f"{rel} (a copy of {secret})" for rel, secret in leaked_copies(env.workspace, task)]
             return "ok" if not seen else f"visible to the agent: {', '.join(seen)}"
 
         for name, body in zip(CHECKS, (fails, oracle, reset, pdb, hidden)):

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .gold import gold_run
+
 
 @dataclass(frozen=True)
 class Validation:
@@ -32,15 +34,10 @@ class Validation:
         return not self.problem
 
 
-def _passed(tests: dict[str, str], ids: list[str]) -> int:
-    return sum(tests.get(test) == "passed" for test in ids)
-
-
 def validate_task(task_path: str, make_options: dict[str, Any] | None = None) -> Validation:
     """Validate one task folder; every failure becomes the row's `problem`, never an exception."""
     from ..core.make import make
 
-    from ..agents.oracle import gold_edits
     from ..tasks.task import load_task
 
     try:
@@ -55,22 +52,23 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
         return Validation(**row, problem="no solution.patch")
     try:
         with make(task, terminate_on_success=False, max_steps=10_000, **(make_options or {})) as env:
-            env.reset()
-            base = env.evaluate().tests
-            row.update(base_failing=len(f2p) - _passed(base, f2p), base_p2p_passing=_passed(base, p2p))
-            for call in gold_edits(task):
-                _, _, _, _, step_info = env.step(call)
-                if "error" in step_info:
-                    return Validation(**row, problem=f"the gold patch's edit failed: {step_info['error']}")
-            gold = env.evaluate().tests
-            row.update(gold_f2p_passing=_passed(gold, f2p), gold_p2p_passing=_passed(gold, p2p))
-            env.reset()
-            again = env.evaluate().tests
-            row["reset_ok"] = (len(f2p) - _passed(again, f2p), _passed(again, p2p)) == \
-                (row["base_failing"], row["base_p2p_passing"])
+            run = gold_run(env)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return Validation(**row, problem=f"cannot run here: {type(exc).__name__}: {first[:300]}")
+    if run.base.error:
+        return Validation(**row, problem=_cannot_run(run.base.error))
+    row.update(base_failing=len(f2p) - run.base.passed(f2p), base_p2p_passing=run.base.passed(p2p))
+    if run.gold is None:
+        return Validation(**row, problem=f"the gold patch's edit failed: {run.edit_error}")
+    if run.gold.error:
+        return Validation(**row, problem=_cannot_run(run.gold.error))
+    row.update(gold_f2p_passing=run.gold.passed(f2p), gold_p2p_passing=run.gold.passed(p2p))
+    if run.after_reset.error:
+        return Validation(**row, problem=_cannot_run(run.after_reset.error))
+    again = run.after_reset
+    row["reset_ok"] = (len(f2p) - again.passed(f2p), again.passed(p2p)) == \
+        (row["base_failing"], row["base_p2p_passing"])
     problems = []
     if row["base_failing"] < len(f2p):
         problems.append(f"{len(f2p) - row['base_failing']} FAIL_TO_PASS test(s) already pass on the base")
@@ -81,6 +79,11 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
     if not row["reset_ok"]:
         problems.append("reset does not bring the base results back")
     return Validation(**row, problem="; ".join(problems))
+
+
+def _cannot_run(error: str) -> str:
+    """The problem of a task whose eval could not run: the eval's error, its first line."""
+    return f"cannot run here: {error.strip().splitlines()[0][:300]}"
 
 
 def _validate_spec(spec: tuple[str, dict[str, Any]]) -> dict[str, Any]:
