@@ -1,8 +1,14 @@
-"""Shared fixtures: a session-wide cache dir (venvs are built once per run) and a task-folder builder."""
+"""Shared fixtures: a session-wide cache dir (venvs are built once per run) and a task-folder builder.
+
+Each test process (each pytest-xdist worker) gets a temp folder of its own as TMPDIR, so that a test that
+checks "no episode dir is left" sees only its own process's episodes, never another worker's.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -12,6 +18,21 @@ pytest_plugins = ["pytester"]
 
 import minidebug
 from minidebug.sandbox.reaper import processes
+
+_OWN_TMPDIR: list[str] = []
+
+
+def pytest_configure(config):
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    folder = tempfile.mkdtemp(prefix=f"minidebug-tests-{worker}-")
+    _OWN_TMPDIR.append(folder)
+    os.environ["TMPDIR"] = folder
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+
+
+def pytest_unconfigure(config):
+    for folder in _OWN_TMPDIR:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,17 @@ def test_reset_restores_the_worktree_byte_for_byte(make_env, calc_task):
     assert not (root / "pkg").exists() and not (root / "build").exists()
 
 
+def test_reset_removes_a_nested_repository_the_agent_made(make_env, calc_task):
+    env = make_env(calc_task, bash=True)
+    env.reset()
+    root = env.workspace.root
+    observation = env.step({"name": "bash", "arguments": {
+        "command": "git init -q notes && echo kept > notes/answer.txt && git -C notes add . && echo made"}})[0]
+    assert observation.strip() == "made" and (root / "notes" / ".git").is_dir()
+    env.reset()
+    assert not (root / "notes").exists()
+
+
 def test_worktree_and_temp_dirs_are_gone_after_close(make_env, calc_task):
     env = make_env(calc_task)
     env.reset()

@@ -78,7 +78,7 @@ class Workspace:
         """Put the worktree back to the base commit: tracked files restored, everything else removed."""
         remove_entry(self.dir, self.root.name + "/.git")
         self.git("checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
-        self.git("clean", "-fdxq")
+        self.git("clean", "-ffdxq")  # -ff: nested repositories the agent made go too
         (self.root / ".git").write_text(self._dot_git)
         for scratch in (self.home, self.tmp):
             remove_entry(self.dir, scratch.name)
