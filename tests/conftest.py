@@ -23,8 +23,11 @@ _OWN_TMPDIR: list[str] = []
 
 
 def pytest_configure(config):
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    folder = tempfile.mkdtemp(prefix=f"minidebug-tests-{worker}-")
+    # Short names in the machine's own temp folder: Ray and Chromium put Unix sockets in TMPDIR (at most 107
+    # bytes of path), and the tests that run programs as an unprivileged user need to reach it, as in /tmp.
+    base = os.environ.setdefault("MINIDEBUG_TESTS_TMP_BASE", tempfile.gettempdir())
+    folder = tempfile.mkdtemp(prefix=f"mdt-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-", dir=base)
+    os.chmod(folder, 0o1777)
     _OWN_TMPDIR.append(folder)
     os.environ["TMPDIR"] = folder
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
