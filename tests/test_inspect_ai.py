@@ -76,6 +76,12 @@ def test_a_wrong_fix_scores_what_passes_and_rewrite_has_no_debugger(tmp_path, ca
     assert score.value < 1.0 and score.metadata["score"] < score.metadata["max_score"]
 
 
+@pytest.mark.parametrize("tasks", ["sum_*,late_handlers", ["sum_*", "late_handlers"], ["sum_tree,late_handlers"]])
+def test_tasks_are_a_list_or_a_comma_string_as_inspect_passes_them(tasks):
+    """`inspect eval -T tasks=a,b` hands the task a list; a string with commas works as well."""
+    assert [sample.id for sample in minidebug_tasks(tasks=tasks).dataset] == ["sum_tree", "late_handlers"]
+
+
 def test_sandbox_minidebug_in_any_task_with_inspects_own_bash_tool(tmp_path, cache_dir, monkeypatch):
     from inspect_ai.agent import react
 

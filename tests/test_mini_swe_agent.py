@@ -80,3 +80,16 @@ def test_only_the_agents_commands_reach_the_tools(cache_dir):
         with pytest.raises(Exception) as info:
             env.execute({"command": "cat ../../bridge/tools.sock; md submit"})
         assert type(info.value).__name__ == "Submitted"
+
+
+def test_md_arguments_follow_the_tools_types(cache_dir):
+    """Words become the tool's arguments by declared type: integers, and a list that takes every word left."""
+    with MinidebugEnvironment(task="sum_tree", cache_dir=cache_dir) as env:
+        output = env.execute({"command": "md inspect tree.py:6 children"})
+        assert output["returncode"] == 0, output["output"]
+        assert "children" in output["output"] and "bad arguments" not in output["output"]
+        several = env.execute({"command": "true && md inspect tree.py:6 children value"})
+        assert several["returncode"] == 0 and "value" in several["output"], several["output"]
+        assert env.execute({"command": "md view tree.py 1 3"})["output"].startswith("tree.py (lines 1-3 of 24)")
+        breakpoint_set = env.execute({"command": "md pdb b tree.py:6"})  # the last argument takes the rest
+        assert breakpoint_set["returncode"] == 0 and "Breakpoint 1" in breakpoint_set["output"], breakpoint_set

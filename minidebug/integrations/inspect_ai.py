@@ -192,13 +192,16 @@ def minidebug_score():
 
 
 @task
-def minidebug_tasks(tasks: str = "*", strategy: str = "debug", max_steps: int = 30, model: Any = None) -> Task:
-    """Bundled tasks or task folders (comma-separated selectors: names, globs, paths) as an inspect Task,
-    solved by inspect's `react` agent with minidebug's tools (those of the strategy) and scored by its eval."""
+def minidebug_tasks(tasks: str | list[str] = "*", strategy: str = "debug", max_steps: int = 30,
+                    model: Any = None) -> Task:
+    """Bundled tasks or task folders (selectors: names, globs, paths; a list, or one comma-separated string,
+    as `inspect eval -T tasks=a,b` passes either) as an inspect Task, solved by inspect's `react` agent with
+    minidebug's tools (those of the strategy) and scored by its eval."""
     from ..tasks.select import select_tasks
     from ..tools.strategies import DEBUG_TOOLS, parse_strategy
 
-    selected = select_tasks([s for s in tasks.split(",") if s.strip()])
+    words = [tasks] if isinstance(tasks, str) else list(tasks)
+    selected = select_tasks([s.strip() for word in words for s in str(word).split(",") if s.strip()])
     plan = parse_strategy(strategy)
     names = TOOLS if not plan.withheld else tuple(t for t in TOOLS if t not in DEBUG_TOOLS)
     dataset = [Sample(id=t.name, input=t.description.strip(), metadata={METADATA_KEY: str(Path(t.root))})

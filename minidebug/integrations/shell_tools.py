@@ -20,6 +20,7 @@ import json
 import os
 import socket
 import threading
+import types
 import typing
 from typing import Any
 
@@ -167,15 +168,29 @@ def _arguments(tool: Any, words: list[str]) -> dict[str, Any]:
             raise ToolError("JSON arguments must be an object")
         return value
     fields = list(tool.Args.model_fields.items())
-    if len(words) > len(fields):
-        if not fields:
-            raise ToolError("takes no arguments")
-        words = [*words[:len(fields) - 1], " ".join(words[len(fields) - 1:])]  # the last one takes the rest
+    if not fields and words:
+        raise ToolError("takes no arguments")
     arguments: dict[str, Any] = {}
-    for (name, info), word in zip(fields, words):
-        wants_int = info.annotation is int or int in typing.get_args(info.annotation)
-        if wants_int and word.lstrip("-").isdigit():
-            arguments[name] = int(word)
+    for index, (name, info) in enumerate(fields):
+        if index >= len(words):
+            break
+        last = index == len(fields) - 1
+        if _wants(info.annotation, list):  # a list takes one word, or, last, every word left
+            arguments[name] = words[index:] if last else [words[index]]
+        elif last:  # the last argument takes the rest of the line
+            arguments[name] = _scalar(info.annotation, " ".join(words[index:]))
         else:
-            arguments[name] = word
+            arguments[name] = _scalar(info.annotation, words[index])
     return arguments
+
+
+def _wants(annotation: Any, kind: type) -> bool:
+    """True if the annotation is `kind`, `kind[...]`, or an optional or union holding one."""
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    return any(option is kind or typing.get_origin(option) is kind for option in options)
+
+
+def _scalar(annotation: Any, word: str) -> Any:
+    """An integer where the tool declares one and the word is one; else the word itself."""
+    return int(word) if _wants(annotation, int) and word.lstrip("-").isdigit() else word
