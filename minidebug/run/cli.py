@@ -69,9 +69,11 @@ def _export(args: argparse.Namespace) -> int:
     from .export import export_predictions, export_sft
 
     if args.kind == "preds":
-        out = args.out or Path("preds.json")
-        count = export_predictions(args.runs, out)
-        print(f"{count} prediction(s) written to {out}")
+        written = export_predictions(args.runs, args.out or Path("preds.json"))
+        for path, count in written:
+            print(f"{count} prediction(s) written to {path}")
+        if not written:
+            print("no finished episode found: nothing written")
         return 0
     out = args.out or Path("sft.jsonl")
     count = export_sft(args.runs, out, args.solved_only)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -75,10 +76,22 @@ def predictions(runs: list[Path]) -> list[dict[str, Any]]:
                                                                                       item[1]["instance_id"]))]
 
 
-def export_predictions(runs: list[Path], out: Path) -> int:
-    """Write `predictions(runs)` to `out` as a JSON list (what the SWE-bench harness reads with
-    --predictions_path); returns how many."""
-    records = predictions(runs)
+def export_predictions(runs: list[Path], out: Path) -> list[tuple[Path, int]]:
+    """Write `predictions(runs)` as JSON lists (what the SWE-bench harness reads with --predictions_path), one
+    file per arm, since the harness keys predictions by `instance_id`: `out` itself when the runs hold one arm,
+    else `<out's stem>.<arm><out's suffix>` beside it for each. Returns (file, how many) per file written."""
+    arms: dict[str, list[dict[str, Any]]] = {}
+    for prediction in predictions(runs):
+        arms.setdefault(prediction["model_name_or_path"], []).append(prediction)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return len(records)
+    written = []
+    for arm, records in arms.items():
+        path = out if len(arms) == 1 else out.with_name(f"{out.stem}.{_file_part(arm)}{out.suffix}")
+        path.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append((path, len(records)))
+    return written
+
+
+def _file_part(name: str) -> str:
+    """An arm's name as part of a file name (a model name may hold slashes)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
