@@ -34,12 +34,15 @@ NO_SANDBOX_WARNING = (
 @lru_cache(maxsize=1)
 def bwrap_works() -> bool:
     """True if bwrap is on PATH and can make the namespaces we need on this machine."""
+    from .mounts import BWRAP_USER
+
     exe = shutil.which("bwrap")
     if exe is None:
         return False
     try:
-        probe = subprocess.run([exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
-                                "--unshare-pid", "--die-with-parent", "true"], capture_output=True, timeout=20)
+        probe = subprocess.run([exe, *BWRAP_USER, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                "--unshare-net", "--unshare-pid", "--die-with-parent", "true"],
+                               capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return probe.returncode == 0

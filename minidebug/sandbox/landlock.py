@@ -1,6 +1,8 @@
 """Landlock (Linux ≥ 5.13): the sandbox's file-system part where user namespaces (and so bwrap) are not
 available. Unprivileged and per process: a program may read only the folders it is granted and write only
-its own; with ABI 4 or later, TCP connect and bind are refused too.
+its own; with ABI 4 or later, TCP connect and bind are refused too; with ABI 6 or later, it can neither
+signal a process outside its own ruleset's domain (the host, another program of the episode) nor reach an
+abstract unix socket made outside it.
 
 The ruleset is built once in the host (`Ruleset`) and applied in each child between fork and exec
 (`Ruleset.restrict`), which is all a child does with it.
@@ -23,10 +25,12 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 READ = EXECUTE | READ_FILE | READ_DIR
 _ALL_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
 _NET_TCP = (1 << 0) | (1 << 1)  # bind, connect (ABI 4+)
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6+
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -65,8 +69,9 @@ class Ruleset:
             raise OSError("Landlock is not available on this kernel")
         self.all_fs = _ALL_BY_ABI.get(version, _ALL_BY_ABI[5])
         create, self._add, self._restrict = _SYSCALLS[platform.machine()]
-        attr = _RulesetAttr(self.all_fs, _NET_TCP if version >= 4 else 0)
-        size = ctypes.sizeof(_RulesetAttr) if version >= 4 else 8
+        self.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if version >= 6 else 0
+        attr = _RulesetAttr(self.all_fs, _NET_TCP if version >= 4 else 0, self.scoped)
+        size = 24 if version >= 6 else 16 if version >= 4 else 8  # the fields this kernel knows
         libc = self._libc = _libc()  # bound now: the child between fork and exec only calls it
         libc.syscall.restype = ctypes.c_long
         self.fd = int(libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)))

@@ -2,7 +2,7 @@
 
 A program sees the system directories and its interpreter read-only (with that interpreter's own
 site-packages hidden), the task's venv and minidebug's driver scripts read-only, the folders it works in
-writable, and (under bwrap) a private `/tmp` and no network.
+writable, and (under bwrap) a private `/tmp`, no network and no capabilities.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from pathlib import Path
 from ..errors import WorkspaceError
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+BWRAP_USER = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+"""Every program runs in a user namespace of its own with no capabilities, root or not (bwrap run by root
+would otherwise hand them on: `open_by_handle_at` alone reaches any file of a mounted file system), and
+can make no further user namespace."""
 
 
 def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path):
@@ -50,7 +54,7 @@ def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path], cwd: Path,
                   venv: Path) -> list[str]:
     """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable."""
-    command = [shutil.which("bwrap") or "bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+    command = [shutil.which("bwrap") or "bwrap", *BWRAP_USER, "--unshare-net", "--unshare-pid", "--unshare-ipc",
                "--unshare-uts", "--die-with-parent"]
     for folder in SYSTEM_DIRS:
         if os.path.islink(folder):

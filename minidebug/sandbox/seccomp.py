@@ -4,6 +4,10 @@ Where no PID namespace (bwrap) or pids cgroup holds an episode's processes toget
 group is what ends them, so a program must not leave it: `setsid` and `setpgid` fail with EPERM for it and
 everything it starts. (A program that needs a session of its own, say a test that starts a daemon with
 `start_new_session=True`, then gets that error; inside bwrap it does not.)
+
+Only the native system call ABI gets through: a call made through another one (on x86-64 the 32-bit
+`int 0x80` entry) kills the process, and an x32 call (its number has bit 30 set) fails with EPERM, so no
+second set of numbers for `setsid` slips past.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import errno
 import platform
 
 _ARCHES = {"x86_64": (0xC000003E, 112, 109), "aarch64": (0xC00000B7, 157, 154)}  # audit arch, setsid, setpgid
-_LOAD_WORD, _JUMP_IF_EQUAL, _RETURN = 0x20, 0x15, 0x06
-_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_X32_BIT = 0x40000000  # x86-64's x32 ABI: same audit arch, numbers from here up
+_LOAD_WORD, _JUMP_IF_EQUAL, _JUMP_IF_AT_LEAST, _RETURN = 0x20, 0x15, 0x35, 0x06
+_ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
 
@@ -34,11 +39,18 @@ class StayInGroup:
     """The filter, built in the host; `apply()` runs in a child between fork and exec."""
 
     def __init__(self):
-        arch, setsid, setpgid = _ARCHES[platform.machine()]
+        machine = platform.machine()
+        arch, setsid, setpgid = _ARCHES[machine]
+        # A jump's offsets count the instructions it skips.
         code = [
-            (_LOAD_WORD, 0, 0, 4),               # the syscall's architecture
-            (_JUMP_IF_EQUAL, 0, 3, arch),        # another one: allow
-            (_LOAD_WORD, 0, 0, 0),               # the syscall's number
+            (_LOAD_WORD, 0, 0, 4),                    # the syscall's architecture
+            (_JUMP_IF_EQUAL, 1, 0, arch),
+            (_RETURN, 0, 0, _KILL_PROCESS),           # another ABI (32-bit `int 0x80`, arm32 compat)
+            (_LOAD_WORD, 0, 0, 0),                    # the syscall's number
+        ]
+        if machine == "x86_64":
+            code.append((_JUMP_IF_AT_LEAST, 3, 0, _X32_BIT))  # an x32 number: EPERM
+        code += [
             (_JUMP_IF_EQUAL, 2, 0, setsid),
             (_JUMP_IF_EQUAL, 1, 0, setpgid),
             (_RETURN, 0, 0, _ALLOW),

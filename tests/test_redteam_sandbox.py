@@ -1,0 +1,334 @@
+"""Sandboxes with no way out: a confined program keeps no capability, makes no system call through a second
+ABI, and (under Landlock) neither signals the host nor reaches its abstract sockets. Each test first shows
+the attack working where nothing stops it, then fails it confined, as root and as an unprivileged user."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from minidebug.sandbox import landlock
+from minidebug.sandbox.choose import bwrap_works, landlock_works
+from minidebug.sandbox.confinement import Confinement
+from minidebug.sandbox.mounts import BWRAP_USER, bwrap_command
+from minidebug.sandbox.reaper import processes
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed or has no user namespaces")
+needs_landlock = pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")
+needs_scoping = pytest.mark.skipif(landlock.abi() < 6, reason="Landlock scoping needs ABI 6 (Linux 6.12)")
+x86_64 = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the attack uses x86-64's other ABIs")
+# As root, a second run as nobody: what holds must not depend on who runs minidebug.
+USERS = ["self", pytest.param("nobody", marks=pytest.mark.skipif(os.getuid() != 0, reason="needs root to "
+                                                                    "become nobody (as non-root, 'self' is it)"))]
+NOBODY = 65534
+PATH = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+
+ATTACKS = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static long other_abi_setsid(const char *abi) {
+    long ret;
+#if defined(__x86_64__)
+    if (strcmp(abi, "i386") == 0) {  /* the 32-bit entry: eax = 66 is setsid there */
+        int r;
+        __asm__ volatile ("int $0x80" : "=a"(r) : "a"(66) : "memory");
+        return r;
+    }
+    __asm__ volatile ("syscall" : "=a"(ret) : "a"(0x40000000L | 112) : "rcx", "r11", "memory");  /* x32 */
+#else
+    ret = -ENOSYS;
+#endif
+    return ret;
+}
+
+int main(int argc, char **argv) {
+    if (strcmp(argv[1], "handle") == 0) {          /* handle PATH: print PATH's file handle */
+        struct file_handle *h = malloc(sizeof *h + MAX_HANDLE_SZ);
+        int mount_id;
+        h->handle_bytes = MAX_HANDLE_SZ;
+        if (name_to_handle_at(AT_FDCWD, argv[2], h, &mount_id, 0) != 0) { perror("name_to_handle_at"); return 1; }
+        printf("%d ", h->handle_type);
+        for (unsigned i = 0; i < h->handle_bytes; i++) printf("%02x", h->f_handle[i]);
+        printf("\n");
+        return 0;
+    }
+    if (strcmp(argv[1], "open") == 0) {            /* open MOUNT TYPE HEX: print the file the handle names */
+        size_t n = strlen(argv[4]) / 2;
+        struct file_handle *h = malloc(sizeof *h + n);
+        h->handle_bytes = n;
+        h->handle_type = atoi(argv[3]);
+        for (size_t i = 0; i < n; i++) sscanf(argv[4] + 2 * i, "%2hhx", &h->f_handle[i]);
+        int mount_fd = open(argv[2], O_RDONLY | O_DIRECTORY);
+        int fd = open_by_handle_at(mount_fd, h, O_RDONLY);
+        if (fd < 0) { perror("open_by_handle_at"); return 1; }
+        char buf[4096];
+        ssize_t got;
+        while ((got = read(fd, buf, sizeof buf)) > 0) fwrite(buf, 1, got, stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "escape") == 0) {          /* escape ABI TAG: a child leaves the group and lingers */
+        int done[2];
+        if (pipe2(done, O_CLOEXEC) != 0) return 1;
+        if (fork() == 0) {
+            long sid = other_abi_setsid(argv[2]);
+            printf("setsid %ld\n", sid);
+            fflush(stdout);
+            if (sid > 0) {                         /* out of the group: no token, no working folder of its own */
+                int null = open("/dev/null", O_RDWR);
+                dup2(null, 0); dup2(null, 1); dup2(null, 2);
+                if (chdir("/") != 0) _exit(1);
+                char *args[] = {"sleep", argv[3], NULL}, *env[] = {NULL};
+                execve("/bin/sleep", args, env);
+            }
+            _exit(0);
+        }
+        close(done[1]);
+        char c;
+        while (read(done[0], &c, 1) > 0) {}        /* EOF: the child has exec'd or is gone */
+        return 0;
+    }
+    if (strcmp(argv[1], "connect") == 0) {         /* connect NAME: reach the abstract socket NAME */
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        int s = socket(AF_UNIX, SOCK_STREAM, 0);
+        size_t n = strlen(argv[2]);
+        memcpy(addr.sun_path + 1, argv[2], n);
+        if (connect(s, (struct sockaddr *)&addr, sizeof(sa_family_t) + 1 + n) != 0) { perror("connect"); return 1; }
+        printf("connected\n");
+        return 0;
+    }
+    return 2;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def lab():
+    """A folder anyone may use, holding the compiled attacks and a stand-in venv (a pyvenv.cfg naming the
+    system's python3, which everyone can read)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    root = Path(tempfile.mkdtemp(prefix="minidebug-redteam-"))  # pytest's tmp_path is root's alone
+    os.chmod(root, 0o755)
+    (root / "attacks.c").write_text(ATTACKS)
+    subprocess.run(["gcc", "-O0", "-o", str(root / "attacks"), str(root / "attacks.c")], check=True)
+    venv = root / "venv"
+    venv.mkdir()
+    home = os.path.dirname(shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or "/usr/bin/python3")
+    (venv / "pyvenv.cfg").write_text(f"home = {home}\n")
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def work(lab):
+    """A working folder the program may write, writable by nobody too, holding the attacks."""
+    folder = Path(tempfile.mkdtemp(prefix="work-", dir=lab))
+    os.chmod(folder, 0o777)
+    shutil.copy(lab / "attacks", folder / "attacks")
+    return folder
+
+
+def as_user(user, call):
+    """call() as the current user, or in a forked child that has become nobody; its JSON-able result."""
+    if user == "self":
+        return call()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            with os.fdopen(write, "w") as out:
+                json.dump(call(), out)
+            code = 0
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as got:
+        text = got.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the run as nobody failed (see its traceback above)"
+    return json.loads(text)
+
+
+def confined(sandbox, lab, work, argv):
+    """argv's output, run confined as an episode runs it; stray processes are killed and the confinement
+    closed after, as an episode's reset and close do."""
+    confinement = Confinement(2048, 60, 64, 64, sandbox, venv=lab / "venv")
+    try:
+        completed, _ = confinement.run(argv, cwd=work, env=PATH, timeout=60, writable=[work])
+        confinement.kill_strays([work])
+    finally:
+        confinement.close()
+    return completed.output
+
+
+def capabilities(status: str) -> dict[str, int]:
+    return {line.split(":")[0]: int(line.split()[1], 16) for line in status.splitlines() if line.startswith("Cap")}
+
+
+def bwrap_without_user_namespace(lab, work, argv):
+    """The bwrap command line an episode gets, less its user namespace and capability drop."""
+    command = bwrap_command(argv, readable=[], writable=[work], cwd=work, venv=lab / "venv")
+    for flag in BWRAP_USER:
+        command.remove(flag)
+    return command
+
+
+# 1. Capabilities under bwrap.
+
+@needs_bwrap
+@pytest.mark.parametrize("user", USERS)
+def test_a_program_in_bwrap_has_no_capabilities(lab, work, user):
+    """Root's bwrap hands on every capability unless it runs the program in a user namespace; ours has none."""
+    if os.getuid() == 0 and user == "self":
+        leaked = subprocess.run(bwrap_without_user_namespace(lab, work, ["grep", "Cap", "/proc/self/status"]),
+                                capture_output=True, text=True, check=True).stdout
+        assert capabilities(leaked)["CapEff"] != 0, leaked
+    status = as_user(user, lambda: confined("bwrap", lab, work, ["grep", "Cap", "/proc/self/status"]))
+    caps = capabilities(status)
+    assert caps["CapEff"] == caps["CapPrm"] == caps["CapBnd"] == 0, status
+
+
+@needs_bwrap
+@pytest.mark.parametrize("user", USERS)
+def test_a_program_in_bwrap_cannot_open_files_by_handle(lab, work, user):
+    """A file handle made outside names a file that is not mounted inside; open_by_handle_at needs a
+    capability the program no longer has."""
+    hidden = Path(tempfile.mkdtemp(prefix="hidden-", dir=lab))  # mounted nowhere inside
+    (hidden / "answer.txt").write_text("THE-ANSWER-42")
+    if os.stat("/usr").st_dev != (hidden / "answer.txt").stat().st_dev:
+        pytest.skip("/usr and the temporary folder lie on different file systems here")
+    handle = subprocess.run([str(work / "attacks"), "handle", str(hidden / "answer.txt")], capture_output=True,
+                            text=True, check=True).stdout.split()
+    attack = [str(work / "attacks"), "open", "/usr", *handle]
+    if os.getuid() == 0 and user == "self":
+        leaked = subprocess.run(bwrap_without_user_namespace(lab, work, attack), capture_output=True, text=True,
+                                check=False)
+        assert "THE-ANSWER-42" in leaked.stdout, leaked
+    observation = as_user(user, lambda: confined("bwrap", lab, work, attack))
+    assert "open_by_handle_at: Operation not permitted" in observation and "THE-ANSWER" not in observation
+
+
+@needs_bwrap
+def test_a_program_in_bwrap_can_make_no_user_namespace(lab, work):
+    """No nested user namespace either: in one a program would hold every capability over it."""
+    observation = confined("bwrap", lab, work, ["unshare", "--user", "--map-root-user", "true"])
+    assert "unshare failed" in observation, observation
+
+
+# 2. Only the native system call ABI.
+
+def _lingering(tag):
+    return [stat.pid for stat in processes() if _cmdline(stat.pid) == ["sleep", tag]]
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def _gone(tag, seconds=30):
+    """True once no `sleep tag` is left (a liveness wait, not a timing check)."""
+    done = threading.Event()
+
+    def wait():
+        while _lingering(tag):
+            threading.Event().wait(0.05)
+        done.set()
+
+    threading.Thread(target=wait, daemon=True).start()
+    return done.wait(seconds)
+
+
+@x86_64
+@needs_gcc
+@pytest.mark.parametrize("user", USERS)
+@pytest.mark.parametrize("sandbox", [None, pytest.param("landlock", marks=needs_landlock)])
+@pytest.mark.parametrize("abi", ["i386", "x32"])
+def test_setsid_through_another_abi_fails_and_nothing_outlives_close(lab, work, abi, sandbox, user):
+    """setsid made through the 32-bit entry or as an x32 call leaves the group unconfined; confined, it
+    fails (or the process dies) and no process of the run outlives the confinement."""
+    tag = f"{secrets.randbelow(10**6) + 10**6}.{secrets.randbelow(90) + 10}"
+    unconfined = subprocess.run([str(work / "attacks"), "escape", abi, tag], capture_output=True, text=True,
+                                start_new_session=True, timeout=60, check=False).stdout
+    lingering = _lingering(tag)
+    for pid in lingering:
+        os.kill(pid, 9)
+    if abi == "x32" and "setsid -38" in unconfined:
+        pytest.skip("this kernel has no x32 ABI (ENOSYS): the attack cannot be made here")
+    assert int(unconfined.split()[1]) > 0 and lingering, unconfined
+
+    try:
+        observation = as_user(user, lambda: confined(sandbox, lab, work, [str(work / "attacks"), "escape", abi,
+                                                                          tag]))
+        sid = observation.split()[1] if observation.startswith("setsid ") else None
+        assert sid is None or int(sid) < 0, observation  # killed before it could print, or refused
+        assert _gone(tag), "a process outlived the confinement"
+    finally:
+        for pid in _lingering(tag):
+            os.kill(pid, 9)
+
+
+# 3. Landlock scoping.
+
+@needs_landlock
+@needs_scoping
+@pytest.mark.parametrize("user", USERS)
+def test_under_landlock_a_program_cannot_signal_the_host(lab, work, user):
+    """kill -0 on the process that started the program: allowed unconfined, refused under Landlock."""
+    def check():
+        host = os.getpid()
+        command = ["bash", "-c", f"kill -0 {host} && echo signalled"]
+        return confined(None, lab, work, command), confined("landlock", lab, work, command)
+
+    unconfined, observation = as_user(user, check)
+    assert "signalled" in unconfined, unconfined
+    assert "Operation not permitted" in observation and "signalled" not in observation, observation
+
+
+@needs_landlock
+@needs_scoping
+@needs_gcc
+@pytest.mark.parametrize("user", USERS)
+def test_under_landlock_a_program_cannot_reach_the_hosts_abstract_sockets(lab, work, user):
+    """An abstract unix socket the host listens on: reachable unconfined, refused under Landlock."""
+    name = f"minidebug-redteam-{secrets.token_hex(6)}"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind("\0" + name)
+    server.listen(8)
+    try:
+        attack = [str(work / "attacks"), "connect", name]
+        unconfined, observation = as_user(user, lambda: (confined(None, lab, work, attack),
+                                                         confined("landlock", lab, work, attack)))
+    finally:
+        server.close()
+    assert "connected" in unconfined, unconfined
+    assert "connect: Operation not permitted" in observation, observation
