@@ -4,7 +4,8 @@ Started as `python -s -B minidebug_eval.py` (by path, so only this folder is on 
 MINIDEBUG_EVAL_FD naming a socket. The host sends the run's settings over it as one JSON line; the
 outcomes go back over the same socket, prefixed with a nonce that only came over the socket, so that
 nothing the tests import can stand in for the report by writing a file or printing text. pytest is
-imported before any folder of the project is put on sys.path, so no file of the project can replace it.
+imported before any folder of the project is put on sys.path, so no file of the project can replace it, and
+from then on bytecode is read only from an empty folder of the run's own, never from the project.
 """
 
 import json
@@ -49,12 +50,34 @@ def _receive(fd):
     return json.loads(data.decode("utf-8"))
 
 
+def _read_no_bytecode_from_now_on(pycache, preload):
+    """Point the bytecode cache at `pycache`, an empty folder of this run's own, so that no .pyc in the
+    project (nor pytest's assertion-rewrite cache, which follows sys.pycache_prefix) is ever read. pytest's
+    own plugins and the venv's are imported first, from the venv's bytecode as usual, so that eval does not
+    compile them from source each time."""
+    if not pycache:
+        return
+    import importlib
+
+    try:
+        from _pytest.config import default_plugins
+    except ImportError:  # a pytest without the list: its plugins are compiled from source, which is slower
+        default_plugins = ()
+    for name in [f"_pytest.{name}" for name in default_plugins] + list(preload):
+        try:
+            importlib.import_module(name)
+        except Exception:  # pytest reports it when it loads the plugin
+            pass
+    sys.pycache_prefix = pycache
+
+
 def main():
     fd = int(os.environ.pop("MINIDEBUG_EVAL_FD"))
     settings = _receive(fd)
     nonce = settings.pop("nonce").encode()
     import pytest  # noqa: F401 - before the project's folders are on sys.path
 
+    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []))
     for folder in reversed(settings["sys_path"]):
         sys.path.insert(0, folder)
     recorder = Recorder()

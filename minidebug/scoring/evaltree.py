@@ -2,10 +2,12 @@
 
 Eval never runs in the agent's worktree. Each eval copies the task's pristine tree (the base commit with
 the hidden files, kept in the cache) to a fresh folder, lays over it every file the agent changed, added
-or deleted — except the files the task owns (tests, read-only and hidden files, the test harness) — and
-removes the folder afterwards. So whatever the agent did to the task's files by any means (pdb, bash, the
-program itself) never reaches the score, hidden files never appear where the agent can look, and what the
-tests write stays in a folder that is gone before the next observation.
+or deleted — except the files the task owns (tests, read-only and hidden files, the test harness) and what
+is not part of the text patch (binary files, bytecode, compiled extensions, nested repositories: see
+`Workspace.text_changes`) — and removes the folder afterwards. So whatever the agent did to the task's
+files by any means (pdb, bash, the program itself) never reaches the score, hidden files never appear
+where the agent can look, and what the tests write stays in a folder that is gone before the next
+observation.
 """
 
 from __future__ import annotations
@@ -46,17 +48,24 @@ def copy_pristine(eval_base: Path, tree: Path) -> None:
 
 
 def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]:
-    """Copy the agent's changes from the worktree onto `tree`, except what `harness` owns; returns notes
-    on what was left out."""
-    notes, refused = [], []
-    for status, rel in workspace.changes():
+    """Copy the agent's text patch (see `Workspace.text_changes`) from the worktree onto `tree`, except what
+    `harness` owns; returns notes on what was left out."""
+    notes, refused, left_out = [], [], []
+    changes, not_text = workspace.text_changes()
+    for rel, reason in not_text:
+        if harness.owns(rel):
+            refused.append(rel)
+        elif reason == workspace.ALLOWED_BINARY:
+            changes.append(("M", rel, read_entry(workspace.root, rel)))
+        else:
+            left_out.append((rel, reason))
+    for status, rel, entry in changes:
         if harness.owns(rel):
             refused.append(rel)
             continue
         if status == "D":
             remove_entry(tree, rel)
             continue
-        entry = read_entry(workspace.root, rel)
         if entry is None:
             notes.append(f"not used by eval: {rel} (not a regular file, or too large)")
             continue
@@ -70,6 +79,10 @@ def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]
                 refused.append(rel)
                 continue
         write_entry(tree, rel, kind, data, mode)
+    if left_out:
+        shown = ", ".join(f"{rel} ({reason})" for rel, reason in left_out[:10])
+        notes.insert(0, f"not used by eval, which scores only the text patch (see env.diff()): {shown}"
+                        f"{f' and {len(left_out) - 10} more' if len(left_out) > 10 else ''}")
     if refused:
         notes.insert(0, f"eval used the task's own version of {', '.join(sorted(refused)[:10])}"
                         f"{' and more' if len(refused) > 10 else ''} (tests and test configuration belong "

@@ -2,8 +2,9 @@
 
 The run goes through the `minidebug_eval` driver: plugin autoloading off (the venv's own plugins are named
 explicitly), no cache provider, no user site, no bytecode written, and pytest imported before any folder of
-the project is on sys.path. The outcomes come back over a socket with a nonce, not through a file or the
-printed output.
+the project is on sys.path; from then on bytecode is read only from an empty folder of the run's own
+(`sys.pycache_prefix`, which pytest's assertion-rewrite cache follows too), never from the tree. The outcomes
+come back over a socket with a nonce, not through a file or the printed output.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import episode_environ
 from ..store.venv import pytest_plugins
+from ..workspace.safefs import remove_entry
 from ..tasks.command import pytest_arguments
 
 
@@ -38,17 +40,20 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
     sys_path = [str(tree), str(tree / "src")] if source_layout else []
     if cwd_on_path and not source_layout:
         sys_path.append(str(tree))
-    plugins = [arg for plugin in pytest_plugins(venv) for arg in ("-p", plugin)]
-    home, tmp = scratch / "home", scratch / "tmp"
+    preload = pytest_plugins(venv)
+    plugins = [arg for plugin in preload for arg in ("-p", plugin)]
+    home, tmp, pycache = scratch / "home", scratch / "tmp", scratch / "pycache"
     for folder in (home, tmp):
         folder.mkdir(parents=True, exist_ok=True)
+    remove_entry(scratch, "pycache")
+    pycache.mkdir()  # empty and the run's own: the driver reads bytecode only from here once pytest is in
     env = episode_environ(venv, home, tmp)
     env.update(PYTEST_ADDOPTS="", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     host, child = socket.socketpair()
     nonce = secrets.token_hex(16)
     try:
         env["MINIDEBUG_EVAL_FD"] = str(child.fileno())
-        settings = {"nonce": nonce, "sys_path": sys_path,
+        settings = {"nonce": nonce, "sys_path": sys_path, "pycache": str(pycache), "preload": list(preload),
                     "args": [*args, "-p", "no:cacheprovider", *plugins, *extra]}
         host.sendall(json.dumps(settings).encode() + b"\n")
         received: list[bytes] = []

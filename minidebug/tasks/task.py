@@ -118,6 +118,7 @@ class TaskSpec(BaseModel):
     readonly: list[str] = []
     hidden: list[str] = []
     agent_owned: list[str] = []
+    binary: list[str] = []  # binary files the agent may change and eval uses; other binary files never reach it
     tests: list[str] = []
     python: Optional[PythonVersion] = None
     tags: list[str] = []
@@ -149,7 +150,7 @@ class TaskSpec(BaseModel):
             raise ValueError(str(exc)) from None
         return value
 
-    @field_validator("readonly", "hidden", "agent_owned")
+    @field_validator("readonly", "hidden", "agent_owned", "binary")
     @classmethod
     def _globs(cls, value: list[str]) -> list[str]:
         GlobSet(value)  # raises ValueError naming the bad glob
@@ -181,6 +182,7 @@ class Task:
         self.readonly = GlobSet(spec.readonly)
         self.hidden = GlobSet(spec.hidden)
         self.harness = Harness(self.readonly, self.hidden, GlobSet(spec.agent_owned))
+        self.binary = GlobSet(spec.binary)
 
     @property
     def description(self) -> str:
