@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-import shutil
+import os
+import stat
 import tempfile
 from pathlib import Path
 
 from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from ..sandbox import reaper
+from ..store.treeguard import remove_tree
 from ..workspace.worktree import EPISODE_PREFIX, OWNER_FILE
+
+
+def episode_dir_made_here(path: Path) -> bool:
+    """True only for a real folder (not a link) owned by this user that holds a regular owner file: what
+    minidebug made. Nothing named like an episode dir is followed anywhere else."""
+    try:
+        info = os.lstat(path)
+        owner = os.lstat(path / OWNER_FILE)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+            and stat.S_ISREG(owner.st_mode) and owner.st_uid == os.getuid())
 
 
 def owner_alive(episode_dir: Path) -> bool:
@@ -47,17 +61,17 @@ def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run
     from ..errors import WorkspaceError
     from ..store.gitcmd import git
 
-    temp_dir = Path(temp_dir or tempfile.gettempdir())
+    temp_dir = Path(temp_dir or tempfile.gettempdir()).resolve()  # the caller's; what is below it is not
     done = []
     for episode_dir in sorted(temp_dir.glob(f"{EPISODE_PREFIX}*")):
-        if not episode_dir.is_dir() or owner_alive(episode_dir):
+        if not episode_dir_made_here(episode_dir) or owner_alive(episode_dir):
             continue
-        pids = processes_inside(episode_dir.resolve())
+        pids = processes_inside(episode_dir)
         done.append(f"{episode_dir}" + (f" (killing {len(pids)} processes)" if pids else ""))
         if dry_run:
             continue
         reaper.send(pids)
-        shutil.rmtree(episode_dir, ignore_errors=True)
+        remove_tree(episode_dir)
     for cgroup in orphaned_cgroups():
         done.append(f"{cgroup} (pids cgroup)")
         if not dry_run:

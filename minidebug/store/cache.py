@@ -19,7 +19,7 @@ from .gitcmd import git
 from .locks import file_lock
 from .repos import borrowing_repo, shared_store, store_path
 from ..tasks.task import Task
-from .treeguard import FINGERPRINT_SUFFIX, record
+from .treeguard import FINGERPRINT_SUFFIX, record, remove_tree
 from .venv import ProjectInstall, ensure_venv
 
 BASE_REF = "refs/minidebug/base"
@@ -73,14 +73,14 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
     if not marker.exists():
         with file_lock(entry.with_suffix(".lock")):
             if not marker.exists():
-                shutil.rmtree(entry, ignore_errors=True)
+                remove_tree(entry)
                 try:
                     if source is not None:
                         _build_source_entry(task, entry, _store(task, cache_dir, [source.commit, environment_commit]))
                     else:
                         _build_entry(task, entry)
                 except BaseException:
-                    shutil.rmtree(entry, ignore_errors=True)
+                    remove_tree(entry)
                     raise
     meta = json.loads(marker.read_text())
     if recipe is not None:
@@ -114,7 +114,7 @@ def install_drivers(cache_dir: Path) -> Path:
         try:
             staging.rename(target)
         except OSError:  # another process put it there first
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging)
     return target
 
 
@@ -207,7 +207,7 @@ def _write_eval_base(task: Task, entry: Path, tree: str, hidden: list[str] = ())
     """The pristine tree every eval starts from: a tree's files, plus the hidden files of repo/ (a
     `[source]` task's eval tree holds them already)."""
     eval_base = entry / "eval-base"
-    shutil.rmtree(eval_base, ignore_errors=True)
+    remove_tree(eval_base)
     eval_base.mkdir()
     env = {"GIT_DIR": str(entry / "repo.git"), "GIT_WORK_TREE": str(eval_base),
            "GIT_INDEX_FILE": str(entry / "eval-base.index")}

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 from pathlib import Path
 
 from ..errors import TaskError, WorkspaceError
 from .gitcmd import git
 from .locks import file_lock
+from .treeguard import remove_tree
 
 COMPLETE_MARKER = "minidebug-complete"
 
@@ -39,11 +39,11 @@ def shared_store(cache_dir: Path, url: str, commits: list[str]) -> Path:
     store.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(store.with_suffix(".lock")):
         if not (store / COMPLETE_MARKER).exists():
-            shutil.rmtree(store, ignore_errors=True)
+            remove_tree(store)
             try:
                 git(store.parent, "clone", "--quiet", "--bare", url, str(store))
             except BaseException:
-                shutil.rmtree(store, ignore_errors=True)
+                remove_tree(store)
                 raise
             (store / COMPLETE_MARKER).write_text(url)
         missing = [c for c in commits if not has_commit(store, c)]

@@ -17,7 +17,7 @@ from typing import Sequence
 from ..errors import WorkspaceError
 from .interpreters import find_python, interpreter_version
 from .locks import file_lock
-from .treeguard import record
+from .treeguard import record, remove_tree
 
 COMPLETE_MARKER = ".minidebug-complete"
 
@@ -70,13 +70,13 @@ def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Seque
     with file_lock(venv.with_suffix(".lock")):
         if (venv / COMPLETE_MARKER).exists():
             return venv
-        shutil.rmtree(venv, ignore_errors=True)  # a build that died half-way
+        remove_tree(venv)  # a build that died half-way
         try:
             _build(venv, python, requirements)
             if install is not None:
                 _install_project(cache_dir, venv, install)
         except BaseException:
-            shutil.rmtree(venv, ignore_errors=True)
+            remove_tree(venv)
             raise
         (venv / COMPLETE_MARKER).write_text(json.dumps({"python": python, "requirements": requirements}))
         record(venv)
@@ -96,7 +96,7 @@ def _build(venv: Path, python: str, requirements: list[str]) -> None:
         cli_run([str(venv), "--python", python, "--no-periodic-update", "--quiet"], setup_logging=False)
     except Exception as exc:  # virtualenv raises bare RuntimeErrors
         # virtualenv seeds pip only into the interpreters it supports; older ones bring their own (ensurepip)
-        shutil.rmtree(venv, ignore_errors=True)
+        remove_tree(venv)
         try:
             cli_run([str(venv), "--python", python, "--no-periodic-update", "--quiet", "--no-seed"],
                     setup_logging=False)

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from ..store.treeguard import remove_at
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a single file eval copies out of the worktree
 
@@ -79,13 +81,11 @@ def read_entry(root: Path, rel: str) -> tuple[str, bytes, int] | None:
 
 def remove_entry(root: Path, rel: str) -> None:
     """Remove the file, link or whole directory at rel under root (never following links); missing is fine."""
-    import shutil
-
     try:
         with open_parent(root, rel) as (parent, name):
             info = os.stat(name, dir_fd=parent, follow_symlinks=False)
             if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(name, dir_fd=parent)
+                remove_at(parent, name)  # iterative: no tree is too deep for it
             else:
                 os.unlink(name, dir_fd=parent)
     except (FileNotFoundError, NotADirectoryError):

@@ -11,7 +11,6 @@ The layout of an episode's temp dir:
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
 
@@ -19,6 +18,7 @@ from ..store.cache import PreparedTask
 from ..errors import ToolError, WorkspaceError
 from ..store.gitcmd import git
 from ..store.locks import file_lock
+from ..store.treeguard import remove_tree
 from ..sandbox.reaper import start_time
 from .safefs import remove_entry
 from ..tasks.task import Task
@@ -52,7 +52,9 @@ class Workspace:
             # Read once, now, while only we have touched it: later, the worktree's `.git` is the agent's.
             self._dot_git = (self.root / ".git").read_text()
             admin = Path(self._dot_git.split("gitdir:", 1)[1].strip())
-            self._git_env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(self.root)}
+            # The common dir is named too: the admin dir's `commondir` file is the agent's to rewrite.
+            self._git_env = {"GIT_DIR": str(admin), "GIT_COMMON_DIR": str(prepared.bare_repo),
+                             "GIT_WORK_TREE": str(self.root)}
         except BaseException:
             self.close()
             raise
@@ -77,12 +79,26 @@ class Workspace:
     def reset(self) -> None:
         """Put the worktree back to the base commit: tracked files restored, everything else removed."""
         remove_entry(self.dir, self.root.name + "/.git")
-        self.git("checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
-        self.git("clean", "-ffdxq")  # -ff: nested repositories the agent made go too
+        try:
+            self.git("checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
+            self.git("clean", "-ffdxq")  # -ff: nested repositories the agent made go too
+        except WorkspaceError:  # what git cannot walk (paths past PATH_MAX, unreadable folders): start over
+            self._empty_worktree()
+            self.git("checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
+            self.git("clean", "-ffdxq")
         (self.root / ".git").write_text(self._dot_git)
         for scratch in (self.home, self.tmp):
             remove_entry(self.dir, scratch.name)
             scratch.mkdir()
+
+    def _empty_worktree(self) -> None:
+        """Remove everything in the worktree, never following a link and however deep (see remove_tree)."""
+        try:
+            names = os.listdir(self.root)
+        except OSError:
+            return
+        for name in names:
+            remove_entry(self.root, name)
 
     def changes(self) -> list[tuple[str, str]]:
         """The agent's changes against the base as (status, path): "M" modified or added, "D" deleted."""
@@ -117,9 +133,105 @@ class Workspace:
         return self.home / ".site-packages"
 
     def diff(self) -> str:
-        """The unified diff of the worktree against the base commit, new files included."""
-        self.git("add", "--all", "--intent-to-add")
-        return self.git("diff", "--no-color", "--no-ext-diff", self.prepared.base_commit)
+        """The agent's changes against the base commit as a text diff, new files included: what eval scores.
+
+        The files eval leaves out (see `text_changes`) are named after the diff, one `... not scored: <path>`
+        line each, never shown. Nothing in the worktree's `.gitattributes` can hide a change: the diff is text,
+        with no textconv, external diff, or attributes file of the host's. The worktree's index is not touched.
+        """
+        changes, left_out = self.text_changes()
+        patch = ""
+        if changes:
+            with tempfile.TemporaryDirectory(dir=self.dir, prefix="diff-") as scratch:
+                patch = self._text_diff(changes, Path(scratch))
+        lines = []
+        for rel, reason in left_out:
+            if reason == self.ALLOWED_BINARY:
+                lines.append(f"Binary file used by eval, not shown: {rel}\n")
+            elif reason == self.BINARY:
+                lines.append(f"Binary file not scored: {rel}\n")
+            else:
+                lines.append(f"File not scored: {rel} ({reason})\n")
+        return patch + "".join(lines)
+
+    def _text_diff(self, changes: list[tuple[str, str, tuple[str, bytes, int] | None]], scratch: Path) -> str:
+        """git's diff of the base commit against the bytes read for `changes`, in a scratch index and object
+        folder: no file of the worktree is read again, and none through its `.gitattributes` (an `ident`,
+        `eol` or `working-tree-encoding` there would make git show other bytes than eval uses)."""
+        env = {**self._git_env, "GIT_INDEX_FILE": str(scratch / "index"), "GIT_ATTR_NOSYSTEM": "1",
+               "GIT_OBJECT_DIRECTORY": str(scratch / "objects"),
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.prepared.bare_repo / "objects")}
+        no_attributes = ("-c", f"core.attributesFile={os.devnull}")
+        (scratch / "objects").mkdir()
+        written = [(rel, entry) for status, rel, entry in changes if status != "D" and entry is not None]
+        for number, (_, entry) in enumerate(written):
+            (scratch / f"blob-{number}").write_bytes(entry[1])
+        git(self.dir, "read-tree", self.prepared.base_commit, env=env)
+        shas = git(self.dir, "hash-object", "-w", "--no-filters", "--stdin-paths", env=env,
+                   stdin="".join(f"{scratch}/blob-{number}\n" for number in range(len(written)))).split()
+        info = [f"0 {'0' * 40}\t{rel}\0" for status, rel, _ in changes if status == "D"]
+        for (rel, (kind, _, mode)), sha in zip(written, shas):
+            git_mode = "120000" if kind == "link" else ("100755" if mode & 0o111 else "100644")
+            info.append(f"{git_mode} {sha}\t{rel}\0")
+        git(self.dir, "update-index", "-z", "--index-info", env=env, stdin="".join(info))
+        return git(self.dir, *no_attributes, "diff", "--cached", "--text", "--no-textconv", "--no-ext-diff",
+                   "--no-color", self.prepared.base_commit, env=env)
+
+    BINARY = "binary"
+    ALLOWED_BINARY = "a binary file the task allows"
+
+    def text_changes(self) -> tuple[list[tuple[str, str, tuple[str, bytes, int] | None]], list[tuple[str, str]]]:
+        """The agent's changes split into the text patch, the only thing eval scores, and what it leaves out.
+
+        Returns (changes, left_out): changes as (status, path, entry) with status "M" or "D" (see `changes`)
+        and entry what `safefs.read_entry` read (None for a deletion); left_out as (path, reason). A changed
+        file is in the text patch only if a text diff shows it as it is: UTF-8 with no NUL byte. Bytecode
+        (`__pycache__/`, `*.pyc`, `*.pyo`), compiled extensions (`*.so`, `*.pyd`) and nested git repositories
+        never are; other binary files only where the task's `binary` globs allow them (they reach eval, with
+        the reason ALLOWED_BINARY, but no text diff can show them).
+        """
+        from .safefs import read_entry
+
+        allowed = getattr(self.task, "binary", None)
+        changes, left_out = [], []
+        for status, rel in self.changes():
+            entry = None
+            reason = None if status == "D" else self._never_scored(rel)
+            if status != "D" and reason is None:
+                entry = read_entry(self.root, rel)
+                if entry is None:
+                    reason = "not a regular file, or too large"
+                elif entry[0] == "file" and not self._is_text(entry[1]):
+                    reason = self.ALLOWED_BINARY if allowed and allowed.match(rel) else self.BINARY
+            if reason is None:
+                changes.append((status, rel, entry))
+            else:
+                left_out.append((rel, reason))
+        return changes, left_out
+
+    @staticmethod
+    def _never_scored(rel: str) -> str | None:
+        """Why a changed path never reaches eval, from its name alone (None: its name is fine)."""
+        parts = rel.rstrip("/").split("/")
+        if rel.endswith("/") or ".git" in parts:  # git status lists a nested repository as its folder
+            return "a nested git repository"
+        if "__pycache__" in parts:
+            return "bytecode cache"
+        if parts[-1].endswith((".pyc", ".pyo")):
+            return "bytecode"
+        if parts[-1].endswith((".so", ".pyd")) or ".so." in parts[-1]:
+            return "compiled extension"
+        return None
+
+    @staticmethod
+    def _is_text(data: bytes) -> bool:
+        if b"\0" in data:
+            return False
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
 
     def base_text(self, rel: str) -> str | None:
         """A file's text at the base commit (None if it is not there)."""
@@ -218,7 +330,7 @@ class Workspace:
             except WorkspaceError:
                 pass
             finally:
-                shutil.rmtree(self.dir, ignore_errors=True)
+                remove_tree(self.dir)  # iterative, never following a link: whatever a program made goes
                 try:
                     git(self.prepared.bare_repo, "worktree", "prune")
                 except WorkspaceError:
