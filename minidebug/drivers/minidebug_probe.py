@@ -77,7 +77,18 @@ class Probe:
         return {k: self.render(v) for k, v in frame.f_locals.items() if not (k.startswith("__") and k.endswith("__"))}
 
     def write(self, data):
-        with open(self.config["out"], "w", encoding="utf-8") as handle:
+        """Write the result as a new file: whatever the program put at that path (a FIFO, a link) is removed."""
+        out = self.config["out"]
+        try:
+            os.unlink(out)
+        except OSError:
+            pass
+        try:
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            print(f"minidebug_probe: cannot write the result: {exc}", file=sys.stderr)
+            return
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import re
 from typing import Optional
@@ -13,24 +14,56 @@ from ..workspace.safefs import write_file
 from .base import Arguments, Episode, Tool, read_bytes
 
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+# Encodings a file may declare: each maps ASCII to itself and every character to fixed bytes, so the bytes
+# written say what the text says. Others (utf-7, unicode_escape, raw_unicode_escape, utf-16, ...) would let
+# text that reads one way become bytes, or source, that mean another.
+SAFE_ENCODINGS = frozenset({"utf-8", "ascii", "cp1252", *(f"iso8859-{n}" for n in range(1, 17))})
+
+
+def declared_encoding(data: bytes, shown: str) -> str:
+    """The encoding a PEP 263 cookie in the first two lines declares (UTF-8 without one), as Python reads it.
+
+    Raises:
+        ToolError: the declared encoding is unknown or not one of SAFE_ENCODINGS.
+    """
+    # Lines as CPython's compile() splits them (\r, \n, \r\n) and as a reader splitting at \n alone would:
+    # every cookie either finds must be safe; the first of compile()'s is the one used.
+    first = [match.group(1).decode("ascii") for line in data.splitlines()[:2] if (match := _CODING.match(line))]
+    other = [match.group(1).decode("ascii") for line in data.split(b"\n")[:2] if (match := _CODING.match(line))]
+    for declared in other + first[1:]:
+        _safe(declared, shown)
+    return _safe(first[0], shown) if first else "utf-8"
+
+
+def _safe(declared: str, shown: str) -> str:
+    """The canonical name of a declared encoding, if it is one of SAFE_ENCODINGS; else a ToolError."""
+    name = declared.lower().replace("_", "-")  # what CPython's tokenizer does before looking the codec up
+    if name == "utf-8" or name.startswith("utf-8-"):
+        name = "utf-8"
+    elif any(name == base or name.startswith(base + "-") for base in ("latin-1", "iso-8859-1", "iso-latin-1")):
+        name = "iso8859-1"
+    try:
+        canonical = codecs.lookup(name).name
+    except LookupError:
+        raise ToolError(f"{shown}: declares an unknown encoding {declared!r}; refusing to edit it") from None
+    if canonical not in SAFE_ENCODINGS:
+        raise ToolError(f"{shown}: declares the encoding {declared!r}, which edit does not write (it accepts "
+                        "utf-8, ascii, latin-1 and the other iso-8859 encodings, and cp1252)")
+    return canonical
 
 
 def _load(root, rel: str, shown: str) -> tuple[str, str, str]:
     """A file's text with "\\n" newlines, its encoding (a PEP 263 cookie, else UTF-8) and its newline style.
 
     Raises:
-        ToolError: the file is not valid text in its encoding (it is refused rather than rewritten).
+        ToolError: the file is not valid text in its encoding, or declares an encoding edit does not write
+            (it is refused rather than rewritten).
     """
     data = read_bytes(root, rel, shown)  # the same refusals as view: folders, missing and binary files
-    encoding = "utf-8"
-    for line in data.splitlines()[:2]:
-        match = _CODING.match(line)
-        if match:
-            encoding = match.group(1).decode("ascii")
-            break
+    encoding = declared_encoding(data, shown)
     try:
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
+    except UnicodeDecodeError as exc:
         raise ToolError(f"{shown}: not valid {encoding} text ({exc.__class__.__name__}); refusing to rewrite it")
     newline = "\r\n" if "\r\n" in text else "\n"
     return text.replace("\r\n", "\n"), encoding, newline
@@ -92,11 +125,17 @@ class Edit(Tool):
         refusal = workspace.harness.refuses_text(rel, after, workspace.base_text)
         if refusal:
             raise ToolError(f"{args.path}: refused: {refusal}")
+        text = after.replace("\n", newline)
+        # Python reads the file in the encoding its new text declares: write it in that one, and only if the
+        # bytes read back as exactly this text.
+        encoding = declared_encoding(text.encode("utf-8", errors="replace"), args.path)
         try:
-            data = after.replace("\n", newline).encode(encoding)
+            data = text.encode(encoding)
         except UnicodeEncodeError as exc:
             raise ToolError(f"{args.path}: the new text cannot be written in the file's encoding {encoding}: "
                             f"{exc.reason}") from None
+        if data.decode(encoding, errors="replace") != text:
+            raise ToolError(f"{args.path}: the new text does not read back the same in {encoding}; not written")
         write_file(workspace.root, rel, data)  # never through a link swapped in since the checks
         episode.file_edited(rel, before, after)
         diff = difflib.unified_diff(

@@ -9,13 +9,16 @@ from typing import Optional
 from pydantic import Field
 
 from ..errors import ToolError
-from ..workspace.safefs import read_entry
+from ..workspace.safefs import open_parent, read_entry
 from .base import Arguments, Episode, Tool, read_bytes
 
 VIEW_WINDOW = 200
 MAX_GREP_BYTES = 64 * 1024 * 1024  # read at most this much text in one grep
 MAX_LISTING = 400
 MAX_MATCHES = 200
+MAX_WALK_DEPTH = 64  # folder levels a listing or search goes down
+MAX_WALK_ENTRIES = 100_000  # files and folders one search looks at
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class View(Tool):
@@ -70,29 +73,13 @@ class Listdir(Tool):
         if not top.is_dir():
             raise ToolError(f"{args.path}: not a directory")
         lines = [f"{rel}/" if rel != "." else "./"]
-        count = 0
-
-        def walk(folder, prefix, level):
-            nonlocal count
-            try:
-                entries = sorted(os.scandir(folder), key=lambda e: (not e.is_dir(follow_symlinks=False), e.name))
-            except OSError:
-                return
-            for entry in entries:
-                child = os.path.relpath(entry.path, workspace.root).replace(os.sep, "/")
-                if workspace.is_hidden(child):
-                    continue
-                if count >= MAX_LISTING:
-                    return
-                count += 1
-                is_dir = entry.is_dir(follow_symlinks=False)
-                lines.append(f"{prefix}{entry.name}{'/' if is_dir else ''}")
-                if is_dir and level < depth:
-                    walk(entry.path, prefix + "  ", level + 1)
-
-        walk(top, "  ", 1)
-        if count >= MAX_LISTING:
+        walk = Walk(episode, rel, min(depth, MAX_WALK_DEPTH), MAX_LISTING, dirs_first=True)
+        for child, level, is_dir in walk:
+            lines.append(f"{'  ' * level}{child.rsplit('/', 1)[-1]}{'/' if is_dir else ''}")
+        if walk.entries_cut:
             lines.append(f"[listing stopped at {MAX_LISTING} entries; list a subfolder]")
+        if walk.depth_cut and depth > MAX_WALK_DEPTH:
+            lines.append(f"[folders more than {MAX_WALK_DEPTH} levels deep are not listed; list a subfolder]")
         return "\n".join(lines)
 
 
@@ -120,7 +107,8 @@ class Grep(Tool):
             except (re.error, RecursionError, OverflowError) as exc:
                 raise ToolError(f"grep: bad regex: {exc}") from None
         rel = workspace.relative(args.path or ".")
-        texts = list(self._texts(episode, rel))
+        notes: list[str] = []
+        texts = list(self._texts(episode, rel, notes))
         if args.regex:
             total, found = _regex_search(args.pattern, texts, episode.limits.command_timeout)
         else:
@@ -128,19 +116,25 @@ class Grep(Tool):
                      for number, line in enumerate(text.splitlines(), 1) if args.pattern in line]
             total = len(found)
         matches = [f"{name}:{number}: {line[:300]}" for name, number, line in found[:MAX_MATCHES]]
+        capped = "".join(f"\n{note}" for note in notes)
         if not matches:
-            return f"no matches for {args.pattern!r}"
+            return f"no matches for {args.pattern!r}{capped}"
         more = f"\n[{total - len(matches)} more matches not shown; narrow the search]" if total > len(matches) else ""
-        return "\n".join(matches) + more
+        return "\n".join(matches) + more + capped
 
     @classmethod
-    def _texts(cls, episode: Episode, rel: str):
-        """(path, text) of each regular text file to search; FIFOs, devices and the like are never opened."""
+    def _texts(cls, episode: Episode, rel: str, notes: list[str]):
+        """(path, text) of each regular text file to search; FIFOs, devices and the like are never opened.
+        A note for each limit the search ran into is added to `notes`."""
         workspace = episode.workspace
         budget = MAX_GREP_BYTES
-        for file_rel in cls._files(episode, rel):
+        for file_rel in cls._files(episode, rel, notes):
             target = workspace.path(file_rel)
-            if target.is_symlink():  # inside the project (checked by _files): read what it points at
+            try:
+                is_link = target.is_symlink()
+            except OSError:
+                continue
+            if is_link:  # inside the project (checked by _files): read what it points at
                 try:
                     resolved = workspace.relative(file_rel)
                 except ToolError:
@@ -156,23 +150,81 @@ class Grep(Tool):
             yield file_rel, entry[1].decode("utf-8", errors="replace")
 
     @staticmethod
-    def _files(episode: Episode, rel: str):
+    def _files(episode: Episode, rel: str, notes: list[str]):
         workspace = episode.workspace
         top = workspace.path(rel)
         if top.is_file():
             yield rel
             return
-        for dirpath, dirnames, filenames in os.walk(top):
-            here = os.path.relpath(dirpath, workspace.root).replace(os.sep, "/")
-            prefix = "" if here == "." else here + "/"
-            dirnames[:] = sorted(d for d in dirnames if not workspace.is_hidden(prefix + d))
-            for name in sorted(filenames):
-                child = prefix + name
-                if workspace.is_hidden(child):
-                    continue
-                if os.path.islink(os.path.join(dirpath, name)) and not workspace.contains(workspace.path(child)):
+        walk = Walk(episode, rel, MAX_WALK_DEPTH, MAX_WALK_ENTRIES, dirs_first=False)
+        for child, _, is_dir in walk:
+            if is_dir:
+                continue
+            try:
+                if workspace.path(child).is_symlink() and not workspace.contains(workspace.path(child)):
                     continue  # a symlink out of the project
-                yield child
+            except OSError:  # a path too long to look up by name
+                continue
+            yield child
+        if walk.depth_cut:
+            notes.append(f"[folders more than {MAX_WALK_DEPTH} levels deep were not searched; give a path]")
+        if walk.entries_cut:
+            notes.append(f"[the search stopped after {MAX_WALK_ENTRIES} files and folders; give a path]")
+
+
+class Walk:
+    """The entries under folder `rel` of the worktree, depth first, without recursion and without following
+    links; iterate for (rel, level, is_dir), level 1 being rel's own entries. Hidden entries are left out.
+    Folders at level `max_depth` are not entered (then `depth_cut`); after `max_entries` entries the walk
+    stops (then `entries_cut`). A folder that cannot be opened is passed over."""
+
+    def __init__(self, episode: Episode, rel: str, max_depth: int, max_entries: int, dirs_first: bool):
+        self.workspace = episode.workspace
+        self.rel, self.max_depth, self.max_entries, self.dirs_first = rel, max_depth, max_entries, dirs_first
+        self.depth_cut = self.entries_cut = False
+
+    def __iter__(self):
+        stack = [iter(self._entries(self.rel))]
+        count = 0
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+                continue
+            child, is_dir = item
+            if count >= self.max_entries:
+                self.entries_cut = True
+                return
+            count += 1
+            level = len(stack)
+            yield child, level, is_dir
+            if is_dir:
+                if level < self.max_depth:
+                    stack.append(iter(self._entries(child)))
+                else:
+                    self.depth_cut = True
+
+    def _entries(self, folder: str) -> list[tuple[str, bool]]:
+        """(rel, is_dir) of folder's visible entries, sorted; the folder is opened without following a link."""
+        root = self.workspace.root
+        try:
+            if folder == ".":
+                fd = os.open(root, _DIR_FLAGS)
+            else:
+                with open_parent(root, folder) as (parent, name):
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except OSError:
+            return []
+        try:
+            with os.scandir(fd) as scan:
+                found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan]
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        prefix = "" if folder == "." else folder + "/"
+        found.sort(key=(lambda e: (not e[1], e[0])) if self.dirs_first else (lambda e: (e[1], e[0])))
+        return [(prefix + name, is_dir) for name, is_dir in found if not self.workspace.is_hidden(prefix + name)]
 
 
 _REGEX_SEARCH = """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import shlex
 from pathlib import Path
@@ -11,6 +12,7 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..sandbox.process import Completed
+from ..workspace.safefs import read_entry
 from .pdb_session import Breakpoint, PdbSession, Reply
 from .base import Arguments, Episode, Tool
 
@@ -53,6 +55,14 @@ def pdb_arguments(entrypoint: list[str]) -> list[str]:
     if argv and not argv[0].startswith("-"):
         return argv
     raise ToolError(f"pdb cannot run {shlex.join(entrypoint)!r}: expected `python script.py ...` or `python -m module ...`")
+
+
+def _worktree_text(episode: Episode, rel: str) -> str | None:
+    """The text of a regular file of the worktree, read without following any link (None for anything else)."""
+    entry = read_entry(episode.workspace.root, rel)
+    if entry is None or entry[0] != "file":
+        return None
+    return entry[1].decode("utf-8", errors="replace")
 
 
 def map_line(before: list[str], after: list[str], line: int) -> int | None:
@@ -123,9 +133,10 @@ class Pdb(Tool):
         workspace = episode.workspace
         for number, bp in list(self.breakpoints.items()):
             rel = self._rel(episode, bp.file)
-            if rel is None or not workspace.path(rel).is_file():
+            text = _worktree_text(episode, rel) if rel is not None else None
+            if text is None:
                 continue
-            current = workspace.path(rel).read_text(encoding="utf-8", errors="replace").splitlines()
+            current = text.splitlines()
             base = workspace.base_text(rel)
             line = map_line(current, base.splitlines(), bp.line) if base is not None else None
             if line is None:
@@ -260,10 +271,12 @@ class Pdb(Tool):
             return text.strip("\n") or "[no output]"
         file, line = location
         rel = self._rel(episode, file)
-        path = episode.workspace.path(rel) if rel is not None else Path(file)
+        # The location comes from the program (it can print a prompt of its own): only a regular file of the
+        # worktree, read without following any link, lends its source line; any other path is never opened.
+        text_of = _worktree_text(episode, rel) if rel is not None else None
         source = ""
-        if path.is_file():
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if text_of is not None:
+            lines = text_of.splitlines()
             source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         where = f"[at {rel or file}:{line}] {source}".rstrip()
         return f"{text.strip(chr(10))}\n{where}".lstrip("\n")
@@ -275,10 +288,17 @@ class Pdb(Tool):
 
     @staticmethod
     def _rel(episode: Episode, file: str) -> str | None:
-        try:
-            return Path(file).resolve().relative_to(episode.workspace.root).as_posix()
-        except (ValueError, OSError):
+        """file's path relative to the worktree, worked out from its text alone (the host never looks it up);
+        None when it lies outside the worktree or is hidden from the agent. A relative path is taken from the
+        worktree, the program's working folder."""
+        if "\0" in file:
             return None
+        root = str(episode.workspace.root)
+        normal = os.path.normpath(os.path.join(root, file))
+        if not normal.startswith(root + os.sep):
+            return None
+        rel = normal[len(root) + 1:].replace(os.sep, "/")
+        return None if episode.workspace.is_hidden(rel) else rel
 
     def _stop(self) -> None:
         if self.session is not None:

@@ -2,27 +2,42 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import shlex
+import stat
+import time
+from pathlib import Path
 from typing import Optional
 
 from pydantic import Field
 
 from ..errors import ToolError
+from ..workspace.safefs import open_parent, remove_entry
 from .base import Arguments, Episode, Tool
 from .pdb import pdb_arguments
 
 _FILE_RANGE = re.compile(r"(.+\.py):(\d+)-(\d+)")
 _FILE_LINE = re.compile(r"(.+\.py):(\d+)")
+RESULT_NAME = "minidebug-probe.json"
+MAX_RESULT_BYTES = 16 * 1024 * 1024  # the driver's JSON is far smaller: its values are rendered short
+READ_SECONDS = 10.0  # reading the result (a regular file, read without blocking) never takes longer
 
 
 def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
-    """Run the entrypoint once under the probe driver; returns its JSON (None if it wrote none) and output."""
+    """Run the entrypoint once under the probe driver; returns its JSON (None if it wrote none) and output.
+
+    Raises:
+        ToolError: the program left something other than a regular file of at most MAX_RESULT_BYTES where
+            the result goes (a FIFO, a device, a link, a folder, a huge file), or it could not be read in time.
+    """
     workspace = episode.workspace
     argv = pdb_arguments(episode.task.entrypoint)
-    out = workspace.tmp / "minidebug-probe.json"
-    out.unlink(missing_ok=True)
+    out = workspace.tmp / RESULT_NAME
+    where = f"{workspace.tmp.name}/{RESULT_NAME}"  # under workspace.dir, which the host made
+    remove_entry(workspace.dir, where)  # whatever a program left there, never followed
     env = workspace.environ(workspace.drivers)
     env["MINIDEBUG_PROBE"] = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
     timeout = episode.limits.eval_timeout
@@ -30,16 +45,87 @@ def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
                                         cwd=workspace.root, env=env, timeout=timeout,
                                         writable=workspace.writable_dirs)
     try:
-        return json.loads(out.read_text(encoding="utf-8")), output
-    except (OSError, ValueError):
-        return None, output
+        data = read_result(workspace.dir, where, time.monotonic() + READ_SECONDS)
+        if data is None:
+            return None, output
+        try:
+            result = json.loads(data.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return None, output
+        return (result if isinstance(result, dict) else None), output
     finally:
-        out.unlink(missing_ok=True)
+        remove_entry(workspace.dir, where)
+
+
+def read_result(root: Path, rel: str, deadline: float) -> bytes | None:
+    """The bytes of the regular file rel under root (None if there is none), opened without following a link
+    and without blocking, at most MAX_RESULT_BYTES, read before `deadline` (time.monotonic()).
+
+    Raises:
+        ToolError: rel is not a regular file, is too large, or was not read before the deadline.
+    """
+    try:
+        with open_parent(root, rel) as (parent, name):
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise ToolError(_refused("a symbolic link")) from None
+                raise ToolError(_refused(f"unreadable ({exc.strerror})")) from None
+    except FileNotFoundError:
+        return None  # the folder itself went away
+    except OSError as exc:
+        raise ToolError(_refused(f"not reachable without following a link ({exc.strerror})")) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(_refused(f"not a regular file ({_kind(info.st_mode)})"))
+        if info.st_size > MAX_RESULT_BYTES:
+            raise ToolError(_refused(f"{info.st_size} bytes, over the {MAX_RESULT_BYTES} byte limit"))
+        chunks, size = [], 0
+        while True:
+            if time.monotonic() > deadline:
+                raise ToolError(_refused(f"not read within {READ_SECONDS:g} s"))
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                raise ToolError(_refused("it would block")) from None
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > MAX_RESULT_BYTES:  # it grew after the fstat
+                raise ToolError(_refused(f"over the {MAX_RESULT_BYTES} byte limit"))
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def _refused(why: str) -> str:
+    return f"the program's result file was not read: {why}; the program must not touch {RESULT_NAME} in $TMPDIR"
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def _tail(output: str, lines: int = 15) -> str:
     kept = output.rstrip().splitlines()[-lines:]
     return "\n".join(kept)
+
+
+def _render(tool: str, output: str, show) -> str:
+    """show() on the driver's JSON; a result of the wrong shape (the program wrote its own) is an error."""
+    try:
+        return show()
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError):
+        raise ToolError(f"{tool}: the program's result was not in the driver's format (the program wrote it "
+                        f"itself?); its output ends with:\n{_tail(output)}") from None
 
 
 def _fields(values: dict) -> str:
@@ -77,6 +163,10 @@ class Trace(Tool):
         command = shlex.join(episode.task.entrypoint)
         if data is None:
             return f"trace: the program did not finish normally; its output ends with:\n{_tail(output)}"
+        return _render(self.name, output, lambda: self._show(target, command, data))
+
+    @staticmethod
+    def _show(target: str, command: str, data: dict) -> str:
         calls, total = data["calls"], data["total"]
         if not total:
             return f"{target} was never called while running `{command}`."
@@ -128,6 +218,10 @@ class Inspect(Tool):
         command = shlex.join(episode.task.entrypoint)
         if data is None:
             return f"inspect: the program did not finish normally; its output ends with:\n{_tail(output)}"
+        return _render(self.name, output, lambda: self._show(at, command, data))
+
+    @staticmethod
+    def _show(at: str, command: str, data: dict) -> str:
         if not data.get("reached"):
             what = "no exception escaped a project function" if at == "exception" else f"{at} was never reached"
             return f"{what} while running `{command}`."
