@@ -233,6 +233,44 @@ def test_hidden_tests_copied_out_by_code_under_eval_never_reach_the_agent(make_e
 
 SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), pytest.param("landlock", marks=needs_landlock)]
 
+SHOUTING = """\
+    import glob, os, sys
+
+    def add(a, b):
+        for name in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_h*.py")):
+            text = open(name).read()
+            print(text)
+            sys.stderr.write(text)
+            raise ImportError(text)
+        return a - b
+
+    def mul(a, b):
+        return a * b
+    """
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_code_under_eval_that_prints_or_raises_a_hidden_test_shows_nothing_of_it(make_env, task_dir, sandbox):
+    task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), SECRET_TOML, CALC_PATCH, name="secret")
+    env = make_env(task, bash=True, sandbox=sandbox)
+    env.reset()
+    write(env, "calc.py", SHOUTING)
+    reward, observation, info = evaluate(env)
+    assert info["max_score"] == 3 and info["score"] == 1, observation
+    assert "10, 5" not in observation and "test_hidden" not in observation, observation
+    assert "hidden tests (outcomes only): 1 failed" in observation, observation
+    assert "FAILED test_calc.py::test_add" in observation  # the visible tests' failures are shown as usual
+
+
+def test_a_fixed_project_scores_the_hidden_tests_and_names_none_of_them(make_env, task_dir):
+    task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), SECRET_TOML, CALC_PATCH, name="secret")
+    env = make_env(task)
+    env.reset()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}})
+    reward, observation, info = evaluate(env)
+    assert reward == 1.0 and info["max_score"] == 3, observation
+    assert "hidden tests (outcomes only): 1 passed" in observation and "test_hidden" not in observation
+
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 @pytest.mark.parametrize("tool", ["bash", "pdb", "inspect"])
@@ -478,3 +516,13 @@ def test_a_read_only_file_turned_into_a_link_out_is_restored_without_touching_th
     assert reward == UNFIXED, observation
     env.reset()
     assert canary.read_text() == "keep me" and not (env.workspace.root / "test_calc.py").is_symlink()
+
+
+def test_a_hidden_test_that_does_not_count_is_not_named_either(make_env, task_dir):
+    toml = SECRET_TOML + 'tests = ["test_calc.py::test_add", "test_calc.py::test_mul"]\n'
+    task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), toml, CALC_PATCH, name="uncounted")
+    env = make_env(task)
+    env.reset()
+    reward, observation, info = evaluate(env)
+    assert reward == UNFIXED and "1 test(s) not counted" in observation, observation
+    assert "test_hidden" not in observation and "(a hidden test)" in observation, observation

@@ -18,7 +18,7 @@ from minidebug.scoring.evaluate import score
 from minidebug.scoring.pytest_run import run_pytest
 from minidebug.store.cache import ensure_eval_base
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
-from tests.test_redteam import UNFIXED, bash, evaluate
+from tests.test_redteam import UNFIXED, bash, evaluate, needs_bwrap, needs_landlock
 
 FIXED_CALC = CALC["calc.py"].replace("a - b", "a + b")
 COUNTED = ("test_calc.py::test_add", "test_calc.py::test_mul")
@@ -184,3 +184,48 @@ def test_gitattributes_cannot_make_the_diff_show_other_text_than_eval_runs(agent
     reward, observation, _ = evaluate(agent)
     assert reward == 1.0, observation
     assert f"+{fix}\n" in agent.diff()
+
+
+PLANTING_CALC = '''\
+import importlib.util, marshal, os, sys
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+
+
+try:  # at import, while pytest collects test_a.py: a rewrite cache for test_b.py where pytest looks next
+    from _pytest.assertion.rewrite import PYTEST_TAG
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    source = os.path.join(here, "test_b.py")
+    folder = os.path.join(sys.pycache_prefix, *source.split(os.sep)[1:-1]) if sys.pycache_prefix else \\
+        os.path.join(here, "__pycache__")
+    os.makedirs(folder, exist_ok=True)
+    code = compile("def test_add():\\n    pass\\n", source, "exec")
+    header = importlib.util.MAGIC_NUMBER + (3).to_bytes(4, "little") + \\
+        importlib.util.source_hash(open(source, "rb").read())[:8]
+    with open(os.path.join(folder, "test_b." + PYTEST_TAG + ".pyc"), "wb") as out:
+        out.write(header + marshal.dumps(code))
+    print("PLANTED", folder)
+except Exception as exc:
+    print("NOT PLANTED", exc)
+'''
+
+
+@pytest.mark.parametrize("sandbox", [None, pytest.param("landlock", marks=needs_landlock),
+                                     pytest.param("bwrap", marks=needs_bwrap)])
+def test_bytecode_written_during_the_run_is_never_read(make_env, task_dir, sandbox):
+    files = {"calc.py": CALC["calc.py"],
+             "test_a.py": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+             "test_b.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
+    env = make_env(task_dir(files, CALC_TOML, CALC_PATCH, name="planted"), sandbox=sandbox)
+    env.reset()
+    (env.workspace.root / "calc.py").write_text(PLANTING_CALC)
+    observation, reward, *_ = env.step({"name": "eval"})
+    assert reward == UNFIXED, observation
+    assert "FAILED test_b.py::test_add" in observation

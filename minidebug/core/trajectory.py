@@ -66,7 +66,7 @@ class StepInfo(RecordModel):
     """The env's `info` after a step (see `DebugEnv.step`); keys the env did not set are left out."""
 
     omit_when_none = ("task", "step", "tokens_used", "tokens_left", "tool", "error", "score", "max_score",
-                      "tools_enabled", "truncated_by", "tampered")
+                      "tools_enabled", "truncated_by", "tampered", "suspicious")
     task: str | None = None
     step: int | None = None
     tokens_used: int | None = None
@@ -78,6 +78,7 @@ class StepInfo(RecordModel):
     tools_enabled: list[str] | None = None
     truncated_by: str | None = None
     tampered: bool | None = None
+    suspicious: list[str] | None = None
 
 
 class ExchangeContext(RecordModel):

@@ -5,7 +5,7 @@ MINIDEBUG_EVAL_FD naming a socket. The host sends the run's settings over it as 
 outcomes go back over the same socket, prefixed with a nonce that only came over the socket, so that
 nothing the tests import can stand in for the report by writing a file or printing text. pytest is
 imported before any folder of the project is put on sys.path, so no file of the project can replace it, and
-from then on bytecode is read only from an empty folder of the run's own, never from the project.
+from then on no bytecode is read at all: none in the project, none the run itself writes.
 """
 
 import json
@@ -51,10 +51,10 @@ def _receive(fd):
 
 
 def _read_no_bytecode_from_now_on(pycache, preload):
-    """Point the bytecode cache at `pycache`, an empty folder of this run's own, so that no .pyc in the
-    project (nor pytest's assertion-rewrite cache, which follows sys.pycache_prefix) is ever read. pytest's
-    own plugins and the venv's are imported first, from the venv's bytecode as usual, so that eval does not
-    compile them from source each time."""
+    """Point the bytecode cache at `pycache`, a path where no file can exist, so that no .pyc in the project
+    or written during the run (nor pytest's assertion-rewrite cache, which follows sys.pycache_prefix) is ever
+    read. pytest's own plugins, the modules it imports in every run and the venv's plugins are imported first,
+    from their bytecode as usual, so that eval does not compile them from source each time."""
     if not pycache:
         return
     import importlib
@@ -63,7 +63,9 @@ def _read_no_bytecode_from_now_on(pycache, preload):
         from _pytest.config import default_plugins
     except ImportError:  # a pytest without the list: its plugins are compiled from source, which is slower
         default_plugins = ()
-    for name in [f"_pytest.{name}" for name in default_plugins] + list(preload):
+    # pdb and the modules below are what pytest imports after its plugins, in every run.
+    lazy = ["pdb", "faulthandler", "_pytest._argcomplete"]
+    for name in [f"_pytest.{name}" for name in default_plugins] + lazy + list(preload):
         try:
             importlib.import_module(name)
         except Exception:  # pytest reports it when it loads the plugin

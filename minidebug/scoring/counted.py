@@ -68,9 +68,10 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
                          extra=extra)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    output = "" if prepared.hidden_files else run.output[-2000:]  # an observation never shows hidden files
     if run.outcomes is None:
         raise TaskError(f"{task.root}: cannot tell which tests count: the eval command wrote no results:\n"
-                        f"{run.output[-2000:]}")
+                        f"{output}")
     failures: list[str] = []
     if task.solution is not None:
         ids = [test for test, outcome in run.outcomes.items() if outcome == "passed"]
@@ -82,7 +83,7 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
         what = "no test could be collected"
     if not ids:
         raise TaskError(f"{task.root}: {what}; list the tests that count in task.toml (`tests = [...]`):\n"
-                        f"{run.output[-2000:]}")
+                        f"{output}")
     return {"counted": sorted(ids), "gold_failures": sorted(failures)}
 
 

@@ -91,9 +91,9 @@ def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]
 
 
 @contextmanager
-def eval_tree(workspace: Workspace, harness: Harness) -> Iterator[tuple[Path, list[str]]]:
-    """A fresh eval tree for one eval, with what `harness` owns from the task; yields (its path, notes)
-    and removes it afterwards.
+def eval_tree(workspace: Workspace, harness: Harness, without: tuple[str, ...] = ()) -> Iterator[tuple[Path, list[str]]]:
+    """A fresh eval tree for one eval, with what `harness` owns from the task, less the files in `without`;
+    yields (its path, notes) and removes it afterwards.
 
     Raises:
         WorkspaceError: the pristine tree could not be copied.
@@ -101,6 +101,8 @@ def eval_tree(workspace: Workspace, harness: Harness) -> Iterator[tuple[Path, li
     tree = workspace.dir / "eval"
     remove_entry(workspace.dir, "eval")
     copy_pristine(workspace.prepared.eval_base, tree)
+    for rel in without:
+        remove_entry(tree, rel)
     try:
         yield tree, lay_changes(workspace, tree, harness)
     finally:

@@ -84,13 +84,34 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
 def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
              notes: list[str] = ()) -> EvalResult:
     """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
-    own, against the task's counted tests."""
+    own, against the task's counted tests.
+
+    A task with hidden files runs twice: the scored run in the full tree, whose output is never shown, and a
+    run of the same command in a tree without the hidden files, whose output is the one the agent sees. So
+    nothing the code under test prints, raises or copies can carry a hidden file's content into the
+    observation; of the hidden tests only their outcome counts are shown, never their names.
+    """
     task, notes = workspace.task, list(notes)
     restored = workspace.restore_readonly()
     if restored:
         notes.append(f"read-only files restored before eval: {', '.join(restored)}")
     harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted))
-    with eval_tree(workspace, harness) as (tree, tree_notes):
+    hidden_files = workspace.prepared.hidden_files
+    run, tree_notes = _run(workspace, harness, timeout, confinement)
+    if not hidden_files:
+        return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
+    shown, _ = _run(workspace, harness, timeout, confinement, without=hidden_files)
+    result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
+    return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown.output,
+                                 workspace)
+
+
+def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement,
+         without: tuple[str, ...] = ()) -> tuple[PytestRun, list[str]]:
+    """One confined pytest run of the task's eval command in a fresh eval tree; the tree's path is cut
+    from the output."""
+    task = workspace.task
+    with eval_tree(workspace, harness, without) as (tree, tree_notes):
         remove_entry(workspace.dir, "eval-scratch")
         scratch = workspace.dir / "eval-scratch"
         scratch.mkdir()
@@ -99,5 +120,24 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None)
         finally:
             remove_entry(workspace.dir, "eval-scratch")
-    run = replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."))
-    return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
+    return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), ".")), tree_notes
+
+
+def _without_hidden_names(result: EvalResult, reported: set[str], shown_output: str,
+                          workspace: Workspace) -> EvalResult:
+    """`result` with the visible run's output, the names of hidden tests (counted, or only `reported` by the
+    scored run) cut from its notes, and the counted hidden tests' outcomes as counts."""
+    hidden = sorted((test for test in set(result.tests) | reported if workspace.is_hidden(test.split("::", 1)[0])),
+                    key=len, reverse=True)
+    notes = list(result.notes)
+    for i, note in enumerate(notes):
+        for test in hidden:
+            note = note.replace(test, "(a hidden test)")
+        notes[i] = note
+    counts: dict[str, int] = {}
+    for test in hidden:
+        if test in result.tests:
+            counts[result.tests[test]] = counts.get(result.tests[test], 0) + 1
+    if counts:
+        notes.append("hidden tests (outcomes only): " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+    return replace(result, output=shown_output, notes=tuple(notes))

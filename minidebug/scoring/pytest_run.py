@@ -2,9 +2,9 @@
 
 The run goes through the `minidebug_eval` driver: plugin autoloading off (the venv's own plugins are named
 explicitly), no cache provider, no user site, no bytecode written, and pytest imported before any folder of
-the project is on sys.path; from then on bytecode is read only from an empty folder of the run's own
-(`sys.pycache_prefix`, which pytest's assertion-rewrite cache follows too), never from the tree. The outcomes
-come back over a socket with a nonce, not through a file or the printed output.
+the project is on sys.path; from then on no bytecode is read at all (`sys.pycache_prefix`, which pytest's
+assertion-rewrite cache follows too, points where no file can exist), so none that the tree holds or that the
+run itself writes is ever run. The outcomes come back over a socket with a nonce, not through a file or the printed output.
 """
 
 from __future__ import annotations
@@ -19,8 +19,12 @@ from pathlib import Path
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import episode_environ
 from ..store.venv import pytest_plugins
-from ..workspace.safefs import remove_entry
 from ..tasks.command import pytest_arguments
+
+
+# Where the driver points sys.pycache_prefix once pytest is imported: a path below a character device, where
+# no folder can ever be made, so no bytecode is read (nor written) for any module imported from then on.
+NO_BYTECODE = "/dev/null/minidebug-no-bytecode"
 
 
 @dataclass(frozen=True)
@@ -42,18 +46,16 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         sys_path.append(str(tree))
     preload = pytest_plugins(venv)
     plugins = [arg for plugin in preload for arg in ("-p", plugin)]
-    home, tmp, pycache = scratch / "home", scratch / "tmp", scratch / "pycache"
+    home, tmp = scratch / "home", scratch / "tmp"
     for folder in (home, tmp):
         folder.mkdir(parents=True, exist_ok=True)
-    remove_entry(scratch, "pycache")
-    pycache.mkdir()  # empty and the run's own: the driver reads bytecode only from here once pytest is in
     env = episode_environ(venv, home, tmp)
     env.update(PYTEST_ADDOPTS="", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     host, child = socket.socketpair()
     nonce = secrets.token_hex(16)
     try:
         env["MINIDEBUG_EVAL_FD"] = str(child.fileno())
-        settings = {"nonce": nonce, "sys_path": sys_path, "pycache": str(pycache), "preload": list(preload),
+        settings = {"nonce": nonce, "sys_path": sys_path, "pycache": NO_BYTECODE, "preload": list(preload),
                     "args": [*args, "-p", "no:cacheprovider", *plugins, *extra]}
         host.sendall(json.dumps(settings).encode() + b"\n")
         received: list[bytes] = []

@@ -20,7 +20,7 @@ from ..store.gitcmd import git
 from ..store.locks import file_lock
 from ..store.treeguard import remove_tree
 from ..sandbox.reaper import start_time
-from .safefs import remove_entry
+from .safefs import read_entry, remove_entry
 from ..tasks.task import Task
 
 EPISODE_PREFIX = "minidebug-ep-"
@@ -190,8 +190,6 @@ class Workspace:
         never are; other binary files only where the task's `binary` globs allow them (they reach eval, with
         the reason ALLOWED_BINARY, but no text diff can show them).
         """
-        from .safefs import read_entry
-
         allowed = getattr(self.task, "binary", None)
         changes, left_out = [], []
         for status, rel in self.changes():
@@ -307,9 +305,13 @@ class Workspace:
         files = list(self.prepared.readonly_files)
         if not files:
             return []
-        changed = self.git("diff", "--name-only", "-z", "--no-renames", self.prepared.base_commit, "--", *files,
-                           env={"GIT_LITERAL_PATHSPECS": "1"}).split("\0")
-        changed = [rel for rel in changed if rel]
+        base = [read_entry(self.prepared.eval_base, rel) for rel in files] if self.prepared.eval_base.is_dir() else []
+        if base and None not in base:  # the base's own bytes, kept by the cache: no git process
+            changed = [rel for rel, entry in zip(files, base) if not _same_entry(read_entry(self.root, rel), entry)]
+        else:
+            changed = self.git("diff", "--name-only", "-z", "--no-renames", self.prepared.base_commit, "--",
+                               *files, env={"GIT_LITERAL_PATHSPECS": "1"}).split("\0")
+            changed = [rel for rel in changed if rel]
         for rel in changed:
             remove_entry(self.root, rel)  # a symlink or folder put in its place is removed, never followed
         if changed:
@@ -339,3 +341,10 @@ class Workspace:
     def _admin_lock(self):
         """Serialises worktree add/remove/prune on the shared bare repo across processes."""
         return file_lock(self.prepared.bare_repo.parent / "worktrees.lock")
+
+
+def _same_entry(entry: tuple[str, bytes, int] | None, base: tuple[str, bytes, int]) -> bool:
+    """Whether a worktree entry is what the base has: same kind, bytes and executable bit."""
+    if entry is None:
+        return False
+    return entry[:2] == base[:2] and bool(entry[2] & 0o111) == bool(base[2] & 0o111)
