@@ -114,3 +114,38 @@ def test_setup_commands_see_only_the_allowlisted_environment(project, tmp_path, 
     text = seen.read_text()
     assert "sk-very-secret" not in text and "HOST_API_KEY" not in text
     assert "VIRTUAL_ENV=" in text
+
+
+def test_processes_the_tests_start_import_the_project_as_bash_does(project, tmp_path, cache_dir):
+    """A test that runs `python -m <project>` sees the tree's code (not a deleted editable checkout), and the
+    run's TMPDIR is no path below the tree, not even by string prefix."""
+    repo, _ = project
+    (repo / "src" / "mathlib" / "__main__.py").write_text("from . import double\n\nprint(double(4))\n")
+    (repo / "tests" / "test_cli.py").write_text(textwrap.dedent("""\
+        import os, subprocess, sys, tempfile
+
+        def test_module_runs():
+            done = subprocess.run([sys.executable, "-m", "mathlib"], capture_output=True, text=True)
+            assert done.stdout.strip() == "8", done.stderr
+
+        def test_tmpdir_is_not_in_the_tree():
+            assert not tempfile.gettempdir().startswith(os.getcwd())
+        """))
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "cli")
+    task = _task(tmp_path, repo, _git(repo, "rev-parse", "HEAD"))
+    toml = (task / "task.toml").read_text().replace(
+        'pass_to_pass = ["tests/test_ops.py::test_negate"]',
+        'pass_to_pass = ["tests/test_ops.py::test_negate", "tests/test_cli.py::test_tmpdir_is_not_in_the_tree"]')
+    (task / "task.toml").write_text(toml.replace('fail_to_pass = ["tests/test_double.py::test_double"]',
+                                                 'fail_to_pass = ["tests/test_double.py::test_double", '
+                                                 '"tests/test_cli.py::test_module_runs"]'))
+    with minidebug.make(task, cache_dir=cache_dir, bash=True) as env:
+        env.reset()
+        observation = env.step({"name": "bash", "arguments": {"command": "python -m mathlib"}})[0]
+        assert observation.strip().endswith("9"), observation  # the buggy tree, as eval will see it
+        observation, _, _, _, info = env.step({"name": "eval"})
+        assert info["score"] == 0, observation
+        env.step({"name": "edit", "arguments": {"path": "src/mathlib/ops.py", "old": "x + x + 1", "new": "2 * x"}})
+        observation, reward, *_ = env.step({"name": "eval"})
+        assert reward == 1.0, observation

@@ -82,6 +82,9 @@ def main():
     _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []))
     for folder in reversed(settings["sys_path"]):
         sys.path.insert(0, folder)
+    inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
+    if settings.get("child_path"):  # what the tests start imports the project as pdb and bash see it
+        os.environ["PYTHONPATH"] = os.pathsep.join(settings["child_path"] + inherited)
     recorder = Recorder()
     try:
         code = pytest.main(settings["args"], plugins=[recorder])

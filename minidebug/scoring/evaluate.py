@@ -112,14 +112,14 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
     from the output."""
     task = workspace.task
     with eval_tree(workspace, harness, without) as (tree, tree_notes):
-        remove_entry(workspace.dir, "eval-scratch")
-        scratch = workspace.dir / "eval-scratch"
+        remove_entry(workspace.dir, "scratch")
+        scratch = workspace.dir / "scratch"  # a name that the tree's path is not a prefix of
         scratch.mkdir()
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None)
         finally:
-            remove_entry(workspace.dir, "eval-scratch")
+            remove_entry(workspace.dir, "scratch")
     return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), ".")), tree_notes
 
 

@@ -55,7 +55,8 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
     nonce = secrets.token_hex(16)
     try:
         env["MINIDEBUG_EVAL_FD"] = str(child.fileno())
-        settings = {"nonce": nonce, "sys_path": sys_path, "pycache": NO_BYTECODE, "preload": list(preload),
+        settings = {"nonce": nonce, "sys_path": sys_path, "child_path": sys_path if source_layout else [],
+                    "pycache": NO_BYTECODE, "preload": list(preload),
                     "args": [*args, "-p", "no:cacheprovider", *plugins, *extra]}
         host.sendall(json.dumps(settings).encode() + b"\n")
         received: list[bytes] = []
