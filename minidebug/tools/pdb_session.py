@@ -74,6 +74,7 @@ class PdbSession:
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
         self.child.sendline(token)  # the marker's secret part: never in the program's env, argv or files
         self._leftover = ""
+        self._prompt_end = ""  # the part of the last prompt's line end still to come (reads can split it)
         self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")
 
     @property
@@ -88,10 +89,13 @@ class PdbSession:
         head, tail, dropped = "", "", 0
         pending, self._leftover = self._leftover, ""
         while True:
+            pending = self._drop_prompt_end(pending)
             match = self._pattern.search(pending)
             if match:
                 head, tail, dropped = _append(head, tail, dropped, pending[: match.start()])
                 rest = pending[match.end():]
+                ending = match.group(0)[-2:]
+                self._prompt_end = "" if ending.endswith("\n") else "\n" if ending.endswith("\r") else "\r\n"
                 self._leftover = rest  # output after the prompt belongs to the next reply
                 return Reply(_join(head, tail, dropped), (match.group(1), int(match.group(2))), "prompt")
             keep = len(self.marker) * 2 + 4096  # a prompt split across reads is still found
@@ -109,6 +113,17 @@ class PdbSession:
             except pexpect.EOF:
                 head, tail, dropped = _append(head, tail, dropped, pending)
                 return Reply(_join(head, tail, dropped), None, "eof")
+
+    def _drop_prompt_end(self, pending: str) -> str:
+        """Drop the rest of the previous prompt's line end, which a read may have split from it."""
+        while self._prompt_end and pending:
+            if self._prompt_end == "\r\n" and pending[0] == "\n":  # a terminal without \r
+                self._prompt_end, pending = "", pending[1:]
+            elif pending[0] == self._prompt_end[0]:
+                self._prompt_end, pending = self._prompt_end[1:], pending[1:]
+            else:
+                self._prompt_end = ""
+        return pending
 
     def send(self, command: str, timeout: float) -> Reply:
         self.child.sendline(command)
