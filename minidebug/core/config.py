@@ -54,6 +54,11 @@ class EnvConfig(BaseModel):
                     'nothing with a RuntimeWarning; "bwrap" or "landlock" never falls back (make() and '
                     "reset() raise WorkspaceError where it cannot run); None turns the sandbox off. "
                     'Default "auto".')
+    strict: bool = Field(
+        False,
+        description="Score 0 any eval that showed signs of in-memory forgery (`info[\"suspicious\"]`: code "
+                    "the agent changed reached into the test runner); else such an eval keeps its score and "
+                    "only says so. Default False.")
     strategy: str = Field(
         "debug",
         description='Which debugging tools the agent starts with: "debug" (all of them), "rewrite" (no '

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 import re
 import threading
 import time
@@ -150,6 +151,8 @@ class DebugEnv:
         if output.score is not None:
             reward = output.score / output.max_score if output.max_score else 0.0
             extra.update(score=output.score, max_score=output.max_score)
+            if output.suspicious:
+                extra["suspicious"] = list(output.suspicious)
             terminated = output.submitted or (
                 self.config.terminate_on_success and bool(output.max_score) and output.score == output.max_score
             )
@@ -274,7 +277,12 @@ class DebugEnv:
             self._tampered = True
             cache.repair_eval_base(self.task, self.workspace.prepared)
             notes.append("the task's pristine files had been changed by a program and were written again")
-        return evaluate(self.workspace, self._counted(), self.limits.eval_timeout, self.confinement, notes)
+        result = evaluate(self.workspace, self._counted(), self.limits.eval_timeout, self.confinement, notes)
+        if self.config.strict and result.suspicious and result.score:
+            result = replace(result, score=0, notes=result.notes + (
+                f"scored 0 (strict): the run showed signs of in-memory forgery; it would have scored "
+                f"{result.score}/{result.max_score}",))
+        return result
 
     def _counted(self) -> tuple[str, ...]:
         """The task's counted test ids, measured on the first eval of the task on this machine."""

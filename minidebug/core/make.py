@@ -51,6 +51,7 @@ def make(
     keep_breakpoints: bool = False,
     sandbox: str | None = "auto",
     strategy: str = "debug",
+    strict: bool = False,
     requirements: list[str] | tuple[str, ...] = (),
     encoding: str | None = None,
     cache_dir: Any = None,
@@ -82,7 +83,7 @@ def make(
     overrides = {key: value for key, value in overrides.items() if value is not None}
     config: dict[str, Any] = {"terminate_on_success": terminate_on_success, "max_seconds": max_seconds,
                               "keep_breakpoints": keep_breakpoints, "sandbox": sandbox,
-                              "cache_dir": cache_dir, "strategy": strategy}
+                              "cache_dir": cache_dir, "strategy": strategy, "strict": strict}
     if tools is not None:
         config["tools"] = tuple(tools)
     if bash and "bash" not in config.get("tools", ()):

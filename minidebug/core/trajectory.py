@@ -163,6 +163,7 @@ class ResultRecord(RecordModel):
     strategy: str = "debug"
     model: str | None = None
     task_set: str | None = None
+    suspicious: list[str] = []  # every finding of the episode's evals (see info["suspicious"])
     diff: str = ""
 
 

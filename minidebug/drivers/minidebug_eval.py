@@ -3,9 +3,11 @@
 Started as `python -s -B minidebug_eval.py` (by path, so only this folder is on sys.path) with
 MINIDEBUG_EVAL_FD naming a socket. The host sends the run's settings over it as one JSON line; the
 outcomes go back over the same socket, prefixed with a nonce that only came over the socket, so that
-nothing the tests import can stand in for the report by writing a file or printing text. pytest is
+nothing the tests import can stand in for the report by writing a file or printing text. Each outcome is
+also sent the moment it is recorded, so an outcome changed in memory later shows as a mismatch. pytest is
 imported before any folder of the project is put on sys.path, so no file of the project can replace it, and
-from then on no bytecode is read at all: none in the project, none the run itself writes.
+from then on no bytecode is read at all: none in the project, none the run itself writes. minidebug_watch
+reports code of the agent's that reaches into the runner (see there).
 """
 
 import json
@@ -14,11 +16,13 @@ import sys
 
 
 class Recorder:
-    """A pytest plugin object: each test's outcome and the collection errors."""
+    """A pytest plugin object: each test's outcome (sent with `stream` as it is recorded) and the collection
+    errors."""
 
-    def __init__(self):
+    def __init__(self, stream):
         self.outcomes = {}
         self.collect_errors = []
+        self.stream = stream
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -35,6 +39,7 @@ class Recorder:
             outcome = report.outcome
         if self.outcomes.get(report.nodeid, "passed") == "passed":
             self.outcomes[report.nodeid] = outcome
+            self.stream(report.nodeid, outcome)
 
     def pytest_collection_finish(self, session):
         self.collected = [item.nodeid for item in session.items]
@@ -73,27 +78,46 @@ def _read_no_bytecode_from_now_on(pycache, preload):
     sys.pycache_prefix = pycache
 
 
+def _sender(fd, nonce):
+    """send(kind, text): one line to the host, `nonce kind text`, written whole."""
+    write, encode = os.write, str.encode
+
+    def send(kind, text):
+        data = memoryview(nonce + kind + encode(text.replace("\n", " "), "utf-8", "replace") + b"\n")
+        while data:
+            data = data[write(fd, data):]
+
+    return send
+
+
 def main():
     fd = int(os.environ.pop("MINIDEBUG_EVAL_FD"))
     settings = _receive(fd)
     nonce = settings.pop("nonce").encode()
+    send = _sender(fd, nonce)
     import pytest  # noqa: F401 - before the project's folders are on sys.path
 
     _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []))
+    from minidebug_watch import Watch
+
+    dumps = json.dumps
+    watch = Watch(lambda finding: send(b"!", finding), fd, os.getcwd(), settings.get("agent_files", []))
+    checks = watch.plugin()
     for folder in reversed(settings["sys_path"]):
         sys.path.insert(0, folder)
     inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
     if settings.get("child_path"):  # what the tests start imports the project as pdb and bash see it
         os.environ["PYTHONPATH"] = os.pathsep.join(settings["child_path"] + inherited)
-    recorder = Recorder()
+    recorder = Recorder(lambda test, outcome: send(b"=", dumps([test, outcome])))
     try:
-        code = pytest.main(settings["args"], plugins=[recorder])
+        code = pytest.main(settings["args"], plugins=[checks, recorder])
     finally:
-        report = {"tests": recorder.outcomes, "collect_errors": recorder.collect_errors,
-                  "collected": getattr(recorder, "collected", [])}
-        data = memoryview(nonce + json.dumps(report).encode() + b"\n")
-        while data:
-            data = data[os.write(fd, data):]
+        try:
+            watch.finish(checks)
+        except Exception as exc:  # the report goes out whatever happened to the checks
+            send(b"!", f"the after-run checks failed: {exc!r}")
+        send(b"", dumps({"tests": recorder.outcomes, "collect_errors": recorder.collect_errors,
+                         "collected": getattr(recorder, "collected", [])}))
     sys.exit(int(code))
 
 

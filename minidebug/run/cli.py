@@ -26,7 +26,9 @@ def _run(args: argparse.Namespace) -> int:
         load_agent(agent)(**options.get(agent, {}))  # bad names and options fail before any episode
     if (args.resume or args.rerun_failed) and args.out is None:
         raise ValueError("--resume and --rerun-failed need --out (the folder of the earlier run)")
-    specs = plan(select_tasks(args.tasks), args.agent, range(args.seeds), options, strategies=args.strategy)
+    make_options = {"strict": True} if args.strict else {}
+    specs = plan(select_tasks(args.tasks), args.agent, range(args.seeds), options, make_options,
+                 strategies=args.strategy)
     specs = select(specs, args.out, args.resume, args.rerun_failed)
     jobs = args.jobs or os.cpu_count() or 1
     with Progress(len(specs), jobs) as progress:
@@ -145,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "(those unlocked after N edits); several run side by side")
     run_parser.add_argument("--seeds", type=int, default=1, metavar="N", help="episodes per task and agent (seeds 0..N-1)")
     run_parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: the number of cores)")
+    run_parser.add_argument("--strict", action="store_true",
+                            help="score 0 every eval that shows signs of in-memory forgery (make(strict=True))")
     run_parser.add_argument("--resume", action="store_true", help="skip episodes already finished in --out")
     run_parser.add_argument("--rerun-failed", action="store_true", help="run only the episodes that failed in --out")
     run_parser.add_argument("--backend", choices=["process", "ray"], default="process",

@@ -27,6 +27,7 @@ class EpisodeResult:
     strategy: str = "debug"
     model: str | None = None
     task_set: str | None = None
+    suspicious: tuple[str, ...] = ()  # what the episode's evals found of in-memory forgery (info["suspicious"])
 
     @property
     def id(self) -> str:
@@ -60,6 +61,7 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
     model = options.get("model")
     writer = None
     reward, steps, solved, error, tokens, diff = 0.0, 0, False, None, 0, ""
+    suspicious: list[str] = []
     with make(task, **make_options) as env:
         strategy = env.strategy.name
         try:
@@ -80,6 +82,7 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
                 step_started = time.monotonic()
                 observation, reward, terminated, truncated, info = env.step(action)
                 steps = info["step"]
+                suspicious += [finding for finding in info.get("suspicious", ()) if finding not in suspicious]
                 if writer:
                     writer.step(StepRecord(step=steps, action=Action.from_call(action), observation=observation,
                                            reward=reward, terminated=terminated, truncated=truncated,
@@ -91,7 +94,8 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
             error = f"{exc.__class__.__name__}: {exc}"
         tokens = env.budget.used
         result = EpisodeResult(task.name, agent_name, seed, solved, reward, steps, tokens,
-                               round(time.monotonic() - started, 3), error, strategy, model, task_set(task))
+                               round(time.monotonic() - started, 3), error, strategy, model, task_set(task),
+                               tuple(suspicious))
         if writer:
-            writer.finish(ResultRecord(**asdict(result), diff=diff))
+            writer.finish(ResultRecord(**{**asdict(result), "suspicious": list(result.suspicious)}, diff=diff))
     return result

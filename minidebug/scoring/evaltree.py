@@ -47,10 +47,11 @@ def copy_pristine(eval_base: Path, tree: Path) -> None:
         raise WorkspaceError(f"could not copy the task's pristine tree: {copied.stderr.strip()}")
 
 
-def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]:
+def lay_changes(workspace: Workspace, tree: Path, harness: Harness, laid: list[str] | None = None) -> list[str]:
     """Copy the agent's text patch (see `Workspace.text_changes`) from the worktree onto `tree`, except what
-    `harness` owns; returns notes on what was left out."""
+    `harness` owns; returns notes on what was left out, and adds the files it wrote to `laid`."""
     notes, refused, left_out = [], [], []
+    laid = [] if laid is None else laid
     changes, not_text = workspace.text_changes()
     for rel, reason in not_text:
         if harness.owns(rel):
@@ -79,6 +80,7 @@ def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]
                 refused.append(rel)
                 continue
         write_entry(tree, rel, kind, data, mode)
+        laid.append(rel)
     if left_out:
         shown = ", ".join(f"{rel} ({reason})" for rel, reason in left_out[:10])
         notes.insert(0, f"not used by eval, which scores only the text patch (see env.diff()): {shown}"
@@ -91,9 +93,10 @@ def lay_changes(workspace: Workspace, tree: Path, harness: Harness) -> list[str]
 
 
 @contextmanager
-def eval_tree(workspace: Workspace, harness: Harness, without: tuple[str, ...] = ()) -> Iterator[tuple[Path, list[str]]]:
+def eval_tree(workspace: Workspace, harness: Harness,
+              without: tuple[str, ...] = ()) -> Iterator[tuple[Path, list[str], list[str]]]:
     """A fresh eval tree for one eval, with what `harness` owns from the task, less the files in `without`;
-    yields (its path, notes) and removes it afterwards.
+    yields (its path, notes, the files laid from the agent's changes) and removes it afterwards.
 
     Raises:
         WorkspaceError: the pristine tree could not be copied.
@@ -104,6 +107,8 @@ def eval_tree(workspace: Workspace, harness: Harness, without: tuple[str, ...] =
     for rel in without:
         remove_entry(tree, rel)
     try:
-        yield tree, lay_changes(workspace, tree, harness)
+        laid: list[str] = []
+        notes = lay_changes(workspace, tree, harness, laid)
+        yield tree, notes, laid
     finally:
         remove_entry(workspace.dir, "eval")

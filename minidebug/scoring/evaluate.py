@@ -7,9 +7,11 @@ outcomes against the counted test ids (see counted.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 
 from ..sandbox.confinement import Confinement
-from ..workspace.safefs import remove_entry
+from ..workspace.safefs import read_entry, remove_entry
+from . import forgery
 from ..workspace.worktree import Workspace
 from .counted import test_files
 from .evaltree import eval_tree
@@ -30,6 +32,7 @@ class EvalResult:
     tests: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     collect_errors: int = 0
+    suspicious: tuple[str, ...] = ()  # signs of in-memory forgery: `file:line: what` (see minidebug_watch)
 
     @property
     def success(self) -> bool:
@@ -72,13 +75,14 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
         if regressions:
             notes.append(f"{len(regressions)} pass_to_pass test(s) do not pass: {', '.join(regressions[:5])}")
         value = 0 if regressions else sum(tests[t] == "passed" for t in fail_to_pass)
-        return EvalResult(value, len(fail_to_pass), run.output, tests, tuple(notes), len(run.collect_errors))
+        return EvalResult(value, len(fail_to_pass), run.output, tests, tuple(notes), len(run.collect_errors),
+                          run.suspicious)
     missing = [t for t in counted if tests[t] == "did not run"]
     if missing and run.outcomes is not None:
         notes.append(f"{len(missing)} counted test(s) did not run: {', '.join(missing[:3])}"
                      f"{' ...' if len(missing) > 3 else ''}")
     return EvalResult(sum(tests[t] == "passed" for t in counted), len(counted), run.output, tests, tuple(notes),
-                      len(run.collect_errors))
+                      len(run.collect_errors), run.suspicious)
 
 
 def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
@@ -111,16 +115,32 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
     """One confined pytest run of the task's eval command in a fresh eval tree; the tree's path is cut
     from the output."""
     task = workspace.task
-    with eval_tree(workspace, harness, without) as (tree, tree_notes):
+    with eval_tree(workspace, harness, without) as (tree, tree_notes, laid):
+        static = _static_findings(workspace, tree, laid)
         remove_entry(workspace.dir, "scratch")
         scratch = workspace.dir / "scratch"  # a name that the tree's path is not a prefix of
         scratch.mkdir()
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
-                             timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None)
+                             timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
+                             agent_files=tuple(laid))
         finally:
             remove_entry(workspace.dir, "scratch")
-    return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), ".")), tree_notes
+    return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."),
+                   suspicious=static + run.suspicious), tree_notes
+
+
+def _static_findings(workspace: Workspace, tree: Path, laid: list[str]) -> tuple[str, ...]:
+    """What the agent's changes to Python files show of reaching into the runner (see forgery.py), read
+    from the eval tree before anything ran there."""
+    found: list[str] = []
+    for rel in laid:
+        if rel.endswith(".py"):
+            after, before = read_entry(tree, rel), read_entry(workspace.prepared.eval_base, rel)
+            if after is not None and after[0] == "file":
+                base = before[1].decode("utf-8", "replace") if before is not None and before[0] == "file" else None
+                found += forgery.findings(rel, base, after[1].decode("utf-8", "replace"))
+    return tuple(found)
 
 
 def _without_hidden_names(result: EvalResult, reported: set[str], shown_output: str,
@@ -140,4 +160,10 @@ def _without_hidden_names(result: EvalResult, reported: set[str], shown_output: 
             counts[result.tests[test]] = counts.get(result.tests[test], 0) + 1
     if counts:
         notes.append("hidden tests (outcomes only): " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
-    return replace(result, output=shown_output, notes=tuple(notes))
+    stems = [PurePosixPath(test.split("::", 1)[0]).stem for test in hidden]
+    suspicious = []
+    for finding in result.suspicious:
+        for name in hidden + stems:
+            finding = finding.replace(name, "(a hidden test)")
+        suspicious.append(finding)
+    return replace(result, output=shown_output, notes=tuple(notes), suspicious=tuple(suspicious))

@@ -35,11 +35,14 @@ class PytestRun:
     output: str
     collect_errors: tuple[str, ...] = ()
     collected: tuple[str, ...] = ()
+    suspicious: tuple[str, ...] = ()  # signs that code under test reached into the runner (see minidebug_watch)
 
 
 def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
-               confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = ()) -> PytestRun:
-    """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined."""
+               confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
+               agent_files: tuple[str, ...] = ()) -> PytestRun:
+    """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined.
+    `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched."""
     args, cwd_on_path = pytest_arguments(command)
     sys_path = [str(tree), str(tree / "src")] if source_layout else []
     if cwd_on_path and not source_layout:
@@ -57,6 +60,7 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         env["MINIDEBUG_EVAL_FD"] = str(child.fileno())
         settings = {"nonce": nonce, "sys_path": sys_path, "child_path": sys_path if source_layout else [],
                     "pycache": NO_BYTECODE, "preload": list(preload),
+                    "agent_files": [str(tree / rel) for rel in agent_files],
                     "args": [*args, "-p", "no:cacheprovider", *plugins, *extra]}
         host.sendall(json.dumps(settings).encode() + b"\n")
         received: list[bytes] = []
@@ -78,11 +82,11 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         except OSError:
             pass
         host.close()
-    report = _parse(b"".join(received), nonce.encode())
+    report, findings = _parse(b"".join(received), nonce.encode())
     if report is None:
-        return PytestRun(None, output)
-    return PytestRun({str(k): str(v) for k, v in report.get("tests", {}).items()}, output,
-                     tuple(map(str, report.get("collect_errors", []))), tuple(map(str, report.get("collected", []))))
+        return PytestRun(None, output, suspicious=tuple(findings))
+    return PytestRun(report["tests"], output, tuple(map(str, report.get("collect_errors", []))),
+                     tuple(map(str, report.get("collected", []))), tuple(findings))
 
 
 def _read_all(sock: socket.socket, into: list[bytes]) -> None:
@@ -93,12 +97,35 @@ def _read_all(sock: socket.socket, into: list[bytes]) -> None:
         pass
 
 
-def _parse(data: bytes, nonce: bytes) -> dict | None:
+def _parse(data: bytes, nonce: bytes) -> tuple[dict | None, list[str]]:
+    """The run's report (None if it sent none) and its findings, from the driver's lines: `nonce!finding`,
+    `nonce=[test, outcome]` as each outcome was recorded, and `nonce{report}` at the end.
+
+    A test's outcome is never "passed" once a line said otherwise, and a report that disagrees with the
+    outcomes sent as the tests ran is a finding (its tests keep the outcome that is not "passed")."""
+    report, findings, streamed = None, [], {}
     for line in data.splitlines():
-        if line.startswith(nonce):
-            try:
-                report = json.loads(line[len(nonce):])
-            except ValueError:
-                return None
-            return report if isinstance(report, dict) else None
-    return None
+        if not line.startswith(nonce):
+            continue
+        kind, body = line[len(nonce):len(nonce) + 1], line[len(nonce) + 1:]
+        try:
+            if kind == b"!":
+                findings.append(body.decode("utf-8", "replace"))
+            elif kind == b"=":
+                test, outcome = (str(part) for part in json.loads(body))
+                if streamed.get(test, "passed") == "passed":
+                    streamed[test] = outcome
+            elif kind == b"{" and report is None:
+                report = json.loads(kind + body)
+        except ValueError:
+            findings.append("the eval's report channel carried a line that does not parse")
+    if not isinstance(report, dict):
+        return None, findings
+    tests = {str(test): str(outcome) for test, outcome in dict(report.get("tests") or {}).items()}
+    if tests != streamed:
+        findings.append("the outcomes reported at the end of the run differ from those recorded as the tests ran")
+        for test, outcome in streamed.items():
+            if outcome != "passed" or test not in tests:
+                tests[test] = outcome
+    report["tests"] = tests
+    return report, findings

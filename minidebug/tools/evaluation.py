@@ -12,7 +12,11 @@ def _report(episode: Episode, header: str) -> ToolOutput:
     lines += [f"note: {note}" for note in result.notes]
     if not result.success:
         lines.append(result.output.rstrip())
-    return ToolOutput("\n".join(lines), score=result.score, max_score=result.max_score)
+    if result.suspicious:
+        lines.append(f"suspicious: {len(result.suspicious)} sign(s) that changed code reached into the test "
+                     f"runner: {'; '.join(result.suspicious[:5])}{' ...' if len(result.suspicious) > 5 else ''}")
+    return ToolOutput("\n".join(lines), score=result.score, max_score=result.max_score,
+                      suspicious=result.suspicious)
 
 
 class Eval(Tool):
@@ -29,4 +33,4 @@ class Submit(Tool):
 
     def run(self, episode: Episode, args) -> ToolOutput:
         output = _report(episode, "submitted")
-        return ToolOutput(output.text, output.score, output.max_score, submitted=True)
+        return ToolOutput(output.text, output.score, output.max_score, submitted=True, suspicious=output.suspicious)

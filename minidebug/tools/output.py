@@ -13,3 +13,4 @@ class ToolOutput:
     score: int | None = None
     max_score: int | None = None
     submitted: bool = False
+    suspicious: tuple[str, ...] = ()  # eval: signs of in-memory forgery, `file:line: what`
