@@ -1,9 +1,10 @@
 """What a report of many episodes costs: building it, and opening it in headless Chromium.
 
-    cd benchmarks && python bench_report.py [--episodes 1000] [--runs 10]
+    cd benchmarks && python bench_report.py [--episodes 1000] [--runs 10] [--screenshot report-top.png]
 
-Writes that many synthetic trajectories (12 steps each, observations of the sizes real runs have: file views,
-pdb replies, diffs, pytest failures), builds the report, then loads it `--runs` times in a fresh page and opens
+Writes that many synthetic trajectories (two models × the strategies rewrite, debug and debug-after-2 on the
+same tasks; 12 steps each, observations of the sizes real runs have: file views, pdb replies, diffs, pytest
+failures), builds the report, then loads it `--runs` times in a fresh page and opens
 an episode page. Baselines measured in the same run: an empty HTML page loaded the same way, and `minidebug
 report --text` on the same runs (reading the trajectories without drawing anything).
 """
@@ -29,29 +30,43 @@ DIFF = "--- a/tree.py\n+++ b/tree.py\n@@ -2,9 +2,9 @@\n" + "".join(
     f"-    old_line_{i} = children\n+    new_line_{i} = [] if children is None else children\n" for i in range(6))
 
 
+UNLOCK_NOTE = ("\n\n[new tools available from now on]\n- pdb(command): Run a pdb command.\n"
+               "- trace(target): Trace a call.\n- inspect(expression): Inspect a value.")
+SOLVE_RATE = {"rewrite": 0.45, "debug": 0.6, "debug-after-2": 0.55}
+
+
 def write_runs(folder: Path, episodes: int) -> None:
+    """Two models × three strategies over the same tasks, seed 0; the odd eval flagged suspicious."""
     rng = random.Random(0)
-    arms = [(model, strategy) for model in ("model-a", "model-b") for strategy in ("rewrite", "debug")]
+    arms = [(model, strategy) for model in ("model-a", "model-b") for strategy in SOLVE_RATE]
     for index in range(episodes):
         model, strategy = arms[index % len(arms)]
-        task = f"task_{index // len(arms):04d}"
-        steps, tokens = [], 300
+        task_number = index // len(arms)
+        task = f"task_{task_number:04d}"
+        steps, tokens, edits = [], 300, 0
         for number in range(1, 13):
             tool, observation = [("view", CODE), ("pdb", "> tree.py(14)total()\n-> return sum(...)\n" * 6),
                                  ("edit", DIFF), ("eval", FAILURE)][number % 4]
-            if strategy == "rewrite" and tool == "pdb":
+            if tool == "pdb" and (strategy == "rewrite" or strategy == "debug-after-2" and edits < 2):
                 tool, observation = "grep", "tree.py:14: return sum(child.value for child in children)\n" * 8
+            info = {"score": 3, "max_score": 4} if tool == "eval" else {}
+            if tool == "eval" and rng.random() < 0.01:
+                info["suspicious"] = ["the score file changed after the run"]
+            edits += tool == "edit"
+            if tool == "edit" and strategy == "debug-after-2" and edits == 2:
+                observation += UNLOCK_NOTE
+                info["tools_enabled"] = ["pdb", "trace", "inspect"]
             tokens += len(observation) // 4
             steps.append({"type": "step", "step": number, "action": {"name": tool, "arguments": {"path": "tree.py"}},
                           "observation": observation, "reward": 0.0, "terminated": False, "truncated": False,
-                          "info": {"tokens_used": tokens, **({"score": 3, "max_score": 4} if tool == "eval" else {})},
-                          "seconds": 0.01})
-        solved = rng.random() < (0.6 if strategy == "debug" else 0.45)
-        records = [{"type": "header", "task": task, "task_set": f"set_{index % 3}", "agent": "llm",
+                          "info": {"tokens_used": tokens, **info}, "seconds": round(rng.uniform(0.05, 2.0), 3)})
+        solved = rng.random() < SOLVE_RATE[strategy]
+        records = [{"type": "header", "task": task, "task_set": f"set_{task_number % 3}", "agent": "llm",
                     "strategy": strategy, "model": model, "seed": 0, "observation": "Fix the totals.\n" * 20,
                     "tokens_used": 300}, *steps,
                    {"type": "result", "task": task, "solved": solved, "reward": float(solved), "steps": 12,
-                    "tokens": tokens, "seconds": rng.uniform(5, 60), "diff": DIFF, "error": None}]
+                    "tokens": tokens, "seconds": rng.uniform(5, 60) + sum(step["seconds"] for step in steps),
+                    "diff": DIFF, "error": None}]
         name = f"{task}.llm.{strategy}.{model}.s0.jsonl"
         (folder / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
 
@@ -83,6 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--screenshot", type=Path, help="save the top of the report as this PNG")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="minidebug-bench-report-"))
     try:
@@ -97,6 +113,10 @@ def main() -> None:
         try:
             opened = load_times(browser, out.as_uri(), args.runs)
             bare = load_times(browser, empty.as_uri(), args.runs)
+            if args.screenshot:
+                browser.set_window_size(1280, 1250)
+                browser.get(out.as_uri())
+                browser.save_screenshot(str(args.screenshot))
             browser.get(out.as_uri())
             last = f"e{args.episodes - 1}"
             page = []
