@@ -8,6 +8,9 @@ import pytest
 
 from minidebug.taskcheck.check import check_task, format_reports
 from minidebug.run.cli import main
+from minidebug.scoring.evaluate import score
+from minidebug.scoring.ids import match_outcomes
+from minidebug.scoring.pytest_run import PytestRun
 from minidebug.tasks.importers.swebench import parse_test_ids, portable, select_instances
 from minidebug.tasks.task import load_task
 
@@ -74,7 +77,7 @@ def test_both_json_shapes_import_to_tasks_that_pass_check(clones, tmp_path, cach
     assert main(["import", "swebench", str(as_list), "--repos", str(repos), "--out", str(tmp_path / "a")]) == 0
     assert capsys.readouterr().out.splitlines() == [
         f"1 task(s) written to {tmp_path / 'a'}", "1 written with changes:",
-        "  example__mathlib-1: 1 PASS_TO_PASS id(s) left out: cut short or naming a path of the machine that "
+        "  example__mathlib-1: 1 PASS_TO_PASS id(s) left out: naming a path of the machine that "
         "recorded them, so no run here can produce them; no environment recipe for example/mathlib: its venv has "
         "pytest only (write a recipe table, or pass --setup)", "2 skipped:", "  example__mathlib-2: missing patch",
         "  example__mathlib-3: its test ids are not pytest node ids (path::name); only pytest suites are supported"]
@@ -101,7 +104,7 @@ def test_filter_slice_and_test_lists():
     assert parse_test_ids('["a::b"]', "F") == ["a::b"] and parse_test_ids(["a::b"], "F") == ["a::b"]
     assert parse_test_ids("", "F") == [] and parse_test_ids(None, "F") == []
     assert portable("t.py::test_x") and portable("t.py::C::test_x[1-2]")
-    assert not portable("t.py::test_unpack[")  # cut at a space when it was recorded
+    assert portable("t.py::test_unpack[")  # cut at a space when it was recorded: scored by prefix
     assert not portable("t.py::test_x[/n/fs/temp/pkg/data/a.dcm-data0]")  # a path of the recording machine
     with pytest.raises(ValueError, match="not a JSON list"):
         parse_test_ids("[a::b", "F")
@@ -123,9 +126,109 @@ def test_validate_reports_each_task_and_keeps_going(clones, tmp_path, cache_dir,
     tasks = [str(tmp_path / "t" / f"example__mathlib-{n}") for n in (1, 4, 5)]
     assert main(["validate", *tasks, "-j", "2", "--sandbox", "none"]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["task", "base", "F2P", "fail", "gold", "F2P", "pass", "gold", "P2P", "pass", "reset",
-                                "verdict"]
-    assert lines[1].split() == ["example__mathlib-1", "1/1", "1/1", "1/1", "ok", "valid"]
-    assert lines[2].split()[-1] == "INVALID" and "cannot run here" in lines[3] and "no-such-package" in lines[3]
-    assert lines[4].split()[-1] == "INVALID" and "already pass on the base" in lines[5]
+    assert lines[0].split() == ["task", "base", "F2P", "fail", "gold", "F2P", "pass", "gold", "P2P", "pass", "collect",
+                                "errors", "reset", "verdict"]
+    assert lines[1].split() == ["example__mathlib-1", "1/1", "1/1", "1/1", "-", "ok", "valid"]
+    assert lines[2].startswith("  python 3.") and "the task's own (pytest only" in lines[2] and "built in" in lines[2]
+    assert lines[3].split()[-1] == "INVALID" and "install: pip install no-such-package" in lines[4]
+    assert "cannot run here" in lines[5] and "no-such-package" in lines[5]
+    assert lines[6].split()[-1] == "INVALID" and "already pass on the base" in lines[8]
+    assert lines[9] == "  base: tests/test_ops.py::test_negate (passed, expected to fail)"
     assert lines[-1] == "1/3 tasks valid"
+
+
+CUT_TEST_PATCH = textwrap.dedent("""\
+    --- /dev/null
+    +++ b/tests/test_double.py
+    @@ -0,0 +1,11 @@
+    +import pytest
+    +from mathlib.ops import double
+    +
+    +
+    +@pytest.mark.parametrize("label", ["four doubled", "four"])
+    +def test_double(label):
+    +    assert double(4) == 8
+    +
+    +@pytest.mark.parametrize("text", ["a b"])
+    +def test_text(text):
+    +    assert text == "a b"
+    """)
+
+
+def test_ids_cut_at_a_space_are_imported_and_scored_by_prefix(clones, tmp_path, cache_dir, monkeypatch, capsys):
+    repos, commit = clones
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    cut, spaced = "tests/test_double.py::test_double[four", "tests/test_double.py::test_text[a b]"
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit, "example__mathlib-7", test_patch=CUT_TEST_PATCH,
+                                              FAIL_TO_PASS=[cut], PASS_TO_PASS=[spaced])]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    assert "skipped" not in capsys.readouterr().out
+    task = load_task(tmp_path / "t" / "example__mathlib-7")
+    assert task.spec.fail_to_pass == [cut] and task.spec.pass_to_pass == [spaced]  # both round-trip task.toml
+
+    assert main(["validate", str(task.root), "--sandbox", "none", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    # the cut id stands for test_double[four doubled] and test_double[four]: both fail on the base, pass with gold
+    assert (row["base_failing"], row["gold_f2p_passing"], row["gold_p2p_passing"]) == (1, 1, 1)
+
+
+def test_cut_ids_match_every_run_id_cut_to_them():
+    outcomes = {"t.py::test_p[select name]": "passed", "t.py::test_p[select other]": "failed",
+                "t.py::test_p[selection]": "passed", "t.py::test_q[a b]": "passed", "t.py::test_r": "passed"}
+    tests, matched = match_outcomes(["t.py::test_p[select", "t.py::test_q[a", "t.py::test_q[a b]", "t.py::test_s["],
+                                    outcomes)
+    assert tests == {"t.py::test_p[select": "failed", "t.py::test_q[a": "passed", "t.py::test_q[a b]": "passed",
+                     "t.py::test_s[": "did not run"}
+    assert matched == {"t.py::test_p[select name]", "t.py::test_p[select other]", "t.py::test_q[a b]"}
+    run = PytestRun({"t.py::test_p[select name]": "passed", "t.py::test_r": "passed"}, "")
+    result = score(run, ("t.py::test_p[select", "t.py::test_r"), ["t.py::test_p[select"], ["t.py::test_r"])
+    assert (result.score, result.max_score, result.notes) == (1, 1, ())  # no run id left "not counted"
+
+
+def test_a_repository_missing_under_repos_fails_its_instance(clones, tmp_path, capsys):
+    repos, commit = clones
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit), instance(commit, "other__lib-1", repo="other/lib")]))
+    out = tmp_path / "t"
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(out)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"1 task(s) written to {out}" and "1 FAILED:" in lines
+    assert lines[-1] == (f"  other__lib-1: no clone of other/lib under {repos} (as other__lib or lib); clone it "
+                         "there, or pass --fetch-missing to use https://github.com/other/lib.git")
+    assert sorted(p.name for p in out.iterdir()) == ["example__mathlib-1"]  # nothing written for it
+
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(out),
+                 "--fetch-missing"]) == 0
+    assert load_task(out / "other__lib-1").spec.source.git == "https://github.com/other/lib.git"
+
+
+def test_a_clone_missing_objects_fails_its_instance_saying_why(clones, tmp_path, capsys):
+    repos, commit = clones
+    source = repos / "example__mathlib"
+    first = git(source, "rev-parse", "HEAD~1")
+    made = {}
+    for kind, options in {"shallow": ["--depth", "1"], "partial": ["--filter=blob:none", "--upload-pack",
+                                                                    "git -c uploadpack.allowfilter=true upload-pack"],
+                          "corrupt": ["--no-local"]}.items():
+        clone = tmp_path / kind / "example__mathlib"
+        git(tmp_path, "clone", "-q", "--bare", *options, f"file://{source}", str(clone))
+        made[kind] = clone
+    pack = next((made["corrupt"] / "objects" / "pack").glob("*.pack"))
+    data = bytearray(pack.read_bytes())
+    data[40:-24] = bytes(b ^ 0x55 for b in data[40:-24])
+    pack.chmod(0o644)
+    pack.write_bytes(data)
+    reasons = {"shallow": f"{made['shallow']} lacks commit {first[:12]} (a shallow clone: `git -C "
+                          f"{made['shallow']} fetch --unshallow` completes it)",
+               "partial": f"{made['partial']} lacks 3 object(s) of commit {commit[:12]}'s files (a partial clone",
+               "corrupt": f"{made['corrupt']}: the files of commit {commit[:12]} cannot be read: fatal: packed object"}
+    for kind, reason in reasons.items():
+        base = first if kind == "shallow" else commit
+        instances = tmp_path / f"{kind}.json"
+        instances.write_text(json.dumps([instance(base, environment_setup_commit=base)]))
+        out = tmp_path / f"out-{kind}"
+        assert main(["import", "swebench", str(instances), "--repos", str(tmp_path / kind), "--out", str(out)]) == 1
+        printed = capsys.readouterr().out
+        assert f"  example__mathlib-1: {reason}" in printed, printed
+        assert not out.exists()

@@ -50,7 +50,7 @@ def _validate(args: argparse.Namespace) -> int:
     from ..taskcheck.validate import format_validations, validate_tasks
 
     rows = validate_tasks([str(path) for path in args.tasks], args.jobs, {"sandbox": from_command_line(args.sandbox)})
-    print(format_validations(rows))
+    print("\n".join(row.to_json() for row in rows) if args.json else format_validations(rows))
     return 0 if all(row.ok for row in rows) else 1
 
 
@@ -59,12 +59,13 @@ def _import(args: argparse.Namespace) -> int:
 
     if args.kind == "swebench":
         out = args.out or Path("tasks-swebench")
-        report = import_swebench(args.path, out, args.repos, args.filter, args.slice, args.setup or [])
+        report = import_swebench(args.path, out, args.repos, args.filter, args.slice, args.setup or [],
+                                 fetch_missing=args.fetch_missing)
     else:
         out = args.out or Path("tasks-exercism")
         report = import_exercism(args.path, out, verify=not args.no_verify)
     print(report.summary(out))
-    return 0
+    return 1 if report.failed else 0
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -190,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate_parser.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
     validate_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
                                  help="the sandbox the runs use (default: auto, as in make())")
+    validate_parser.add_argument("--json", action="store_true", help="one JSON object per task, a line each")
     validate_parser.set_defaults(handler=_validate)
 
     import_parser = commands.add_parser("import", help="convert another task collection into task folders")
@@ -199,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     import_parser.add_argument("path", type=Path)
     import_parser.add_argument("--out", type=Path, help="where the tasks go (default: tasks-exercism or tasks-swebench)")
     import_parser.add_argument("--repos", type=Path, help="swebench: folder of local clones (owner__name or name)")
+    import_parser.add_argument("--fetch-missing", action="store_true",
+                               help="swebench: a repository with no clone under --repos is cloned from GitHub "
+                                    "(default: its instances fail)")
     import_parser.add_argument("--filter", help="swebench: a regular expression the instance_id must match")
     import_parser.add_argument("--slice", help="swebench: START:END of the (filtered) instances, e.g. 0:10")
     import_parser.add_argument("--setup", action="append", metavar="CMD",

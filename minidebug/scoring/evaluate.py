@@ -15,6 +15,7 @@ from . import forgery
 from ..workspace.worktree import Workspace
 from .counted import test_files
 from .evaltree import eval_tree
+from .ids import match_outcomes
 from .pytest_run import PytestRun, run_pytest
 
 
@@ -65,8 +66,8 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
         notes.append("no pytest results were recorded (the run crashed, exited early or was killed)")
     outcomes = run.outcomes or {}
     counted_set = set(counted) | set(fail_to_pass or []) | set(pass_to_pass or [])
-    tests = {test: outcomes.get(test, "did not run") for test in sorted(counted_set)}
-    ignored = [test for test in outcomes if test not in counted_set]
+    tests, matched = match_outcomes(sorted(counted_set), outcomes)  # cut ids by prefix, as SWE-bench
+    ignored = [test for test in outcomes if test not in matched]
     if ignored:
         notes.append(f"{len(ignored)} test(s) not counted (not among the task's tests): {', '.join(ignored[:3])}"
                      f"{' ...' if len(ignored) > 3 else ''}")

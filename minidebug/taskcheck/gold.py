@@ -23,6 +23,8 @@ class Eval:
     max_score: int = 0
     tests: Mapping[str, str] = field(default_factory=dict)
     error: str = ""
+    output: str = field(default="", compare=False)  # what pytest printed (timings included)
+    collect_errors: int = 0
 
     @property
     def reward(self) -> float:
@@ -52,7 +54,8 @@ def evaluate(env: DebugEnv) -> Eval:
         return Eval(error=str(exc))
     except (OSError, UnicodeError) as exc:
         return Eval(error=f"{exc.__class__.__name__}: {exc}")
-    return Eval(result.score, result.max_score, dict(result.tests))
+    return Eval(result.score, result.max_score, dict(result.tests), output=result.output,
+                collect_errors=result.collect_errors)
 
 
 def gold_run(env: DebugEnv) -> GoldRun:

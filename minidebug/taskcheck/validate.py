@@ -4,20 +4,45 @@ For a task with FAIL_TO_PASS / PASS_TO_PASS lists: on the base commit the FAIL_T
 PASS_TO_PASS ones pass; with the gold patch applied through `edit`, all of them pass; a reset brings the base
 back. A task that cannot even be built here (its setup needs a compiler or a system library that is missing,
 an interpreter that is not installed) gets a row saying so, instead of stopping the run.
+
+Each row explains itself: the recipe and the interpreter its venv was built with, how long the build took,
+the collection errors of each eval (a test module or conftest that could not be imported), and each test that
+did not behave, with the first error line pytest printed for it.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .gold import gold_run
+from .gold import Eval, gold_run
+from .pytest_output import PytestOutput
+
+SHOWN = 10  # tests that did not behave, listed per task in the table (--json lists them all)
+
+
+@dataclass(frozen=True)
+class Trouble:
+    """A test that did not behave in one eval (`phase`: base or gold), or a collection error (`outcome`
+    "collection error", `test` naming the module or conftest), with the first error line pytest printed."""
+
+    phase: str
+    test: str
+    outcome: str
+    expected: str = ""
+    first_line: str = ""
+
+    def describe(self) -> str:
+        what = f"{self.outcome}, expected to {self.expected}" if self.expected else self.outcome
+        return f"{self.phase}: {self.test} ({what}){': ' + self.first_line if self.first_line else ''}"
 
 
 @dataclass(frozen=True)
 class Validation:
-    """One task's row: counts per phase, and what is wrong (empty when valid)."""
+    """One task's row: counts per phase, what is wrong (empty when valid), and why."""
 
     task: str
     fail_to_pass: int = 0
@@ -28,10 +53,20 @@ class Validation:
     gold_p2p_passing: int = 0
     reset_ok: bool = False
     problem: str = ""
+    base_collect_errors: int = 0
+    gold_collect_errors: int = 0
+    troubles: tuple[Trouble, ...] = ()
+    recipe: str = ""  # what the venv is built from
+    python: str = ""  # the interpreter it runs on: version and resolved path
+    build_seconds: float = 0.0  # making the episode: repository, venv (cached or built) and worktree
 
     @property
     def ok(self) -> bool:
         return not self.problem
+
+    def to_json(self) -> str:
+        """The row as one line of JSON (`ok` included)."""
+        return json.dumps({**asdict(self), "ok": self.ok})
 
 
 def validate_task(task_path: str, make_options: dict[str, Any] | None = None) -> Validation:
@@ -45,25 +80,34 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
     except Exception as exc:  # a broken task is a row, not a traceback
         return Validation(Path(task_path).name, problem=f"cannot load: {exc}")
     f2p, p2p = list(task.spec.fail_to_pass), list(task.spec.pass_to_pass)
-    row: dict[str, Any] = {"task": task.name, "fail_to_pass": len(f2p), "pass_to_pass": len(p2p)}
+    row: dict[str, Any] = {"task": task.name, "fail_to_pass": len(f2p), "pass_to_pass": len(p2p),
+                           "recipe": describe_recipe(task.spec)}
     if not f2p:
         return Validation(**row, problem="no fail_to_pass tests: use `minidebug check` for this task")
     if task.solution is None:
         return Validation(**row, problem="no solution.patch")
+    started = time.monotonic()
     try:
         with make(task, terminate_on_success=False, max_steps=10_000, **(make_options or {})) as env:
+            env.reset()  # the build, timed apart from the evals
+            row.update(build_seconds=round(time.monotonic() - started, 2), python=describe_python(env.workspace.venv))
             run = gold_run(env)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        row.setdefault("build_seconds", round(time.monotonic() - started, 2))
         return Validation(**row, problem=f"cannot run here: {type(exc).__name__}: {first[:300]}")
     if run.base.error:
         return Validation(**row, problem=_cannot_run(run.base.error))
-    row.update(base_failing=len(f2p) - run.base.passed(f2p), base_p2p_passing=run.base.passed(p2p))
+    base = _explained("base", run.base, {t: "fail" for t in f2p})
+    row.update(base_failing=len(f2p) - run.base.passed(f2p), base_p2p_passing=run.base.passed(p2p),
+               base_collect_errors=base[0], troubles=base[1])
     if run.gold is None:
         return Validation(**row, problem=f"the gold patch's edit failed: {run.edit_error}")
     if run.gold.error:
         return Validation(**row, problem=_cannot_run(run.gold.error))
-    row.update(gold_f2p_passing=run.gold.passed(f2p), gold_p2p_passing=run.gold.passed(p2p))
+    gold = _explained("gold", run.gold, {t: "pass" for t in f2p + p2p})
+    row.update(gold_f2p_passing=run.gold.passed(f2p), gold_p2p_passing=run.gold.passed(p2p),
+               gold_collect_errors=gold[0], troubles=base[1] + gold[1])
     if run.after_reset.error:
         return Validation(**row, problem=_cannot_run(run.after_reset.error))
     again = run.after_reset
@@ -81,13 +125,60 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
     return Validation(**row, problem="; ".join(problems))
 
 
+def _explained(phase: str, result: Eval, expected: dict[str, str]) -> tuple[int, tuple[Trouble, ...]]:
+    """An eval's collection errors (counted, including a conftest that stopped pytest before it collected
+    anything) and the troubles it shows: each collection error, and each test whose outcome is not the one
+    `expected` ("pass" or "fail"), with the first error line pytest printed for it."""
+    output = PytestOutput.read(result.output)
+    collection = output.collection_errors()
+    troubles = [Trouble(phase, what, "collection error", first_line=line) for what, line in collection]
+    for test, wanted in expected.items():
+        outcome = result.tests.get(test, "did not run")
+        if (outcome == "passed") != (wanted == "pass"):
+            troubles.append(Trouble(phase, test, outcome, wanted, output.first_line(test)))
+    return max(result.collect_errors, len(collection)), tuple(troubles)
+
+
+def describe_recipe(spec) -> str:
+    """What a task's venv is built from, in a few words."""
+    from ..tasks.recipes import task_environment
+
+    if spec.source is None:
+        parts = [f"python {spec.python}" if spec.python else "", "requirements: " + ", ".join(spec.requirements)
+                 if spec.requirements else ""]
+        return "; ".join(filter(None, parts)) or "the task's own (pytest only)"
+    environment = spec.environment
+    try:
+        recipe, commit = task_environment(spec)
+    except Exception as exc:  # the build reports it too; the row says which recipe it was
+        return f"{environment.recipe if environment else '?'}: {str(exc).splitlines()[0][:200]}"
+    name = (f"recipe {environment.recipe}{' ' + environment.version if environment.version else ''}"
+            if environment is not None and environment.recipe else "the task's own")
+    details = [f"python {recipe.python}" if recipe.python else "",
+               "install: " + "; ".join(recipe.install) if recipe.install else "pytest only", f"at {commit[:12]}"]
+    return f"{name} ({', '.join(filter(None, details))})"
+
+
+def describe_python(venv: Path) -> str:
+    """The interpreter of a venv: its version and resolved path."""
+    version = ""
+    try:
+        for line in (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() in ("version", "version_info") and not version:
+                version = ".".join(value.strip().split(".")[:3])
+    except OSError:
+        pass
+    return f"{version or '?'} {(venv / 'bin' / 'python').resolve()}"
+
+
 def _cannot_run(error: str) -> str:
     """The problem of a task whose eval could not run: the eval's error, its first line."""
     return f"cannot run here: {error.strip().splitlines()[0][:300]}"
 
 
-def _validate_spec(spec: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-    return asdict(validate_task(*spec))
+def _validate_spec(spec: tuple[str, dict[str, Any]]) -> Validation:
+    return validate_task(*spec)
 
 
 def validate_tasks(paths: list[str], jobs: int = 1, make_options: dict[str, Any] | None = None) -> list[Validation]:
@@ -98,19 +189,27 @@ def validate_tasks(paths: list[str], jobs: int = 1, make_options: dict[str, Any]
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(min(jobs, len(specs))) as pool:
-        return [Validation(**row) for row in pool.map(_validate_spec, specs)]
+        return pool.map(_validate_spec, specs)
 
 
 def format_validations(rows: list[Validation]) -> str:
     """A table: per task, the FAIL_TO_PASS failing on the base, passing with the gold patch, PASS_TO_PASS
-    passing with it, and reset; the problems under it; a total."""
+    passing with it, the collection errors of the base and gold evals, and reset; under it, the interpreter,
+    recipe and build time, the problems, and the tests that did not behave; a total."""
     width = max([len(r.task) for r in rows] + [4])
-    lines = [f"{'task':<{width}}  base F2P fail  gold F2P pass  gold P2P pass  reset  verdict"]
+    lines = [f"{'task':<{width}}  base F2P fail  gold F2P pass  gold P2P pass  collect errors  reset  verdict"]
     for r in rows:
+        collect = f"base {r.base_collect_errors} gold {r.gold_collect_errors}" \
+            if r.base_collect_errors or r.gold_collect_errors else "-"
         lines.append(f"{r.task:<{width}}  {f'{r.base_failing}/{r.fail_to_pass}':>13}  "
                      f"{f'{r.gold_f2p_passing}/{r.fail_to_pass}':>13}  {f'{r.gold_p2p_passing}/{r.pass_to_pass}':>13}  "
-                     f"{'ok' if r.reset_ok else '-':<5}  {'valid' if r.ok else 'INVALID'}")
+                     f"{collect:>14}  {'ok' if r.reset_ok else '-':<5}  {'valid' if r.ok else 'INVALID'}")
+        built = f"built in {r.build_seconds:.2f} s" if r.build_seconds else ""
+        lines.append("  " + "; ".join(filter(None, [f"python {r.python}" if r.python else "", r.recipe, built])))
         if r.problem:
             lines.append(f"  {r.problem}")
+        lines += [f"  {trouble.describe()}" for trouble in r.troubles[:SHOWN]]
+        if len(r.troubles) > SHOWN:
+            lines.append(f"  ... and {len(r.troubles) - SHOWN} more (--json lists them all)")
     lines.append(f"{sum(r.ok for r in rows)}/{len(rows)} tasks valid")
     return "\n".join(lines)

@@ -8,10 +8,13 @@ from pathlib import Path
 
 @dataclass
 class ImportReport:
-    """What an import wrote, and what it left out and why (by exercise or instance name)."""
+    """What an import wrote, and what it left out and why (by exercise or instance name): `skipped` the
+    entries that cannot make a task, `failed` those this machine could not import (a local clone missing or
+    incomplete, say)."""
 
     made: list[Path] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)  # what was changed in a task that was written
 
     def summary(self, out: Path) -> str:
@@ -22,6 +25,9 @@ class ImportReport:
         if self.skipped:
             lines.append(f"{len(self.skipped)} skipped:")
             lines += [f"  {name}: {reason}" for name, reason in sorted(self.skipped.items())]
+        if self.failed:
+            lines.append(f"{len(self.failed)} FAILED:")
+            lines += [f"  {name}: {reason}" for name, reason in sorted(self.failed.items())]
         return "\n".join(lines)
 
 

@@ -3,14 +3,19 @@
 An instance file is a JSON list or JSON lines of objects with `instance_id`, `repo` ("owner/name"),
 `base_commit`, `patch` (the gold fix), `test_patch`, `problem_statement`, and `FAIL_TO_PASS` /
 `PASS_TO_PASS` (lists, or lists written as JSON strings: both occur). Each becomes `<out>/<instance_id>/`:
-the repository at the base commit (a local clone under `--repos`, as `<owner>__<name>` or `<name>`, else
-its GitHub URL), the test patch applied with its files read-only, the gold patch as solution.patch, an eval
-that runs the test files of the test patch and of every listed test, and SWE-bench's scoring (every
-FAIL_TO_PASS test passes and no PASS_TO_PASS test breaks).
+the repository at the base commit (a local clone under `--repos`, as `<owner>__<name>` or `<name>`; without
+`--repos`, or with `fetch_missing` for a repository missing there, its GitHub URL), the test patch applied
+with its files read-only, the gold patch as solution.patch, an eval that runs the test files of the test patch
+and of every listed test, and SWE-bench's scoring (every FAIL_TO_PASS test passes and no PASS_TO_PASS test
+breaks).
 
 The venv comes from the environment recipe of the instance's repository and `version` (see
 minidebug.tasks.recipes), installed from its `environment_setup_commit`, so instances of one version share it;
 `--setup` commands replace the recipe (one venv per instance, installed from its base commit).
+
+A local clone must give every file of the commits a task uses: an instance whose clone is missing, shallow or
+partial without them, or unreadable (a corrupt pack) fails, saying why, and no task folder is written for it.
+Test ids cut short at a space by SWE-bench's log parser are kept, and scored by prefix as SWE-bench does.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any, Iterable
 from ...errors import TaskError
 from ..patch import parse_patch
 from ..recipes import find_recipe
+from .clones import CloneError, check_commit, find_clone
 from .common import ImportReport, toml_string
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
@@ -64,12 +70,11 @@ def parse_test_ids(value: Any, field: str) -> list[str]:
 
 
 def portable(test_id: str) -> bool:
-    """Whether a recorded test id can name a test here: not cut short (an unclosed `[`), and without an
-    absolute path of the machine that recorded it among its parameters."""
+    """Whether a recorded test id can name a test here: no absolute path of the machine that recorded it
+    among its parameters. An id cut short at a space (an unclosed `[`) is kept: scoring matches it by
+    prefix, as SWE-bench does (see minidebug.scoring.ids)."""
     name = test_id.split("::", 1)[-1]
-    if "[" not in name:
-        return True
-    return name.endswith("]") and not re.search(r"[\[-]/", name)
+    return "[" not in name or not re.search(r"[\[-]/", name)
 
 
 def select_instances(instances: list[dict[str, Any]], pattern: str | None = None,
@@ -96,27 +101,35 @@ def select_instances(instances: list[dict[str, Any]], pattern: str | None = None
 
 
 def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, pattern: str | None = None,
-                    window: str | None = None, setup: Iterable[str] = ()) -> ImportReport:
+                    window: str | None = None, setup: Iterable[str] = (), fetch_missing: bool = False) -> ImportReport:
     """Write one task folder per selected instance under `out`; `setup` commands (e.g. "pip install -e .")
     replace the recipe: they run once into each task's venv, in a checkout of its base commit.
+
+    With `repos`, an instance whose repository has no clone there fails (its row says so), unless
+    `fetch_missing`: then its task names the GitHub URL. A clone is checked, without network, to hold every
+    object of the commits the task uses; an instance whose clone does not fails.
 
     Raises:
         TaskError: the instance file cannot be read.
         ValueError: a bad filter or slice.
     """
     report = ImportReport()
+    sources = _Sources(repos, fetch_missing)
     for instance in select_instances(read_instances(instances_file), pattern, window):
         name = str(instance.get("instance_id", "?"))
         try:
-            task, dropped = _write_task(instance, Path(out), repos, list(setup))
+            task, dropped = _write_task(instance, Path(out), sources, list(setup))
         except ValueError as exc:
             report.skipped[name] = str(exc)
+            continue
+        except CloneError as exc:
+            report.failed[name] = str(exc)
             continue
         report.made.append(task)
         notes = []
         if dropped:
-            notes.append(f"{dropped} PASS_TO_PASS id(s) left out: cut short or naming a path of the machine "
-                         "that recorded them, so no run here can produce them")
+            notes.append(f"{dropped} PASS_TO_PASS id(s) left out: naming a path of the machine that recorded "
+                         "them, so no run here can produce them")
         if not setup and _recipe(instance) is None:
             notes.append(f"no environment recipe for {instance['repo']}: its venv has pytest only "
                          "(write a recipe table, or pass --setup)")
@@ -138,7 +151,7 @@ def _version(instance: dict[str, Any]) -> str | None:
     return str(version) if version not in (None, "") else None
 
 
-def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: list[str]) -> tuple[Path, int]:
+def _write_task(instance: dict[str, Any], out: Path, sources: _Sources, setup: list[str]) -> tuple[Path, int]:
     missing = [key for key in REQUIRED if not isinstance(instance.get(key), str) or not instance[key]]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
@@ -152,7 +165,7 @@ def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: 
     if not all("::" in test for test in fail_to_pass + pass_to_pass):
         raise ValueError("its test ids are not pytest node ids (path::name); only pytest suites are supported")
     if not all(portable(test) for test in fail_to_pass):
-        raise ValueError("a FAIL_TO_PASS id is cut short or names a path of the machine that recorded it")
+        raise ValueError("a FAIL_TO_PASS id names a path of the machine that recorded it")
     kept = [test for test in pass_to_pass if portable(test)]
     dropped, pass_to_pass = len(pass_to_pass) - len(kept), kept
     try:
@@ -161,13 +174,17 @@ def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: 
     except (TaskError, ValueError) as exc:
         raise ValueError(f"a patch does not parse: {exc}") from None
     run_files = sorted(set(test_files) | {test.split("::", 1)[0] for test in fail_to_pass + pass_to_pass})
+    recipe = None if setup else _recipe(instance)
+    environment_commit = instance.get("environment_setup_commit")
+    environment_commit = environment_commit if isinstance(environment_commit, str) and environment_commit else None
+    commits = [instance["base_commit"]] + ([environment_commit] if recipe is not None and environment_commit else [])
+    repository = sources.repository(instance["repo"], commits)
     task = out / name
     task.mkdir(parents=True, exist_ok=True)
     (task / "solution.patch").write_text(instance["patch"], encoding="utf-8")
     (task / "test.patch").write_text(instance["test_patch"], encoding="utf-8")
     version = _version(instance)
     tags = ["swebench", instance["repo"]] + ([version] if version else [])
-    recipe = None if setup else _recipe(instance)
     test_command = (recipe.test if recipe is not None and recipe.test else "python -m pytest -q")
     lines = [
         f"description = {toml_string(instance['problem_statement'].strip())}",
@@ -178,7 +195,7 @@ def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: 
         f"tags = [{', '.join(toml_string(t) for t in tags)}]",
         "",
         "[source]",
-        f"git = {toml_string(_repository(instance['repo'], repos))}",
+        f"git = {toml_string(repository)}",
         f"commit = {toml_string(instance['base_commit'])}",
         f"setup = [{', '.join(toml_string(c) for c in setup)}]",
         'test_patch = "test.patch"',
@@ -186,17 +203,40 @@ def _write_task(instance: dict[str, Any], out: Path, repos: Path | None, setup: 
     if recipe is not None:
         lines += ["", "[environment]", f"recipe = {toml_string(instance['repo'])}"]
         lines += [f"version = {toml_string(version)}"] if version else []
-        commit = instance.get("environment_setup_commit")
-        lines += [f"commit = {toml_string(commit)}"] if isinstance(commit, str) and commit else []
+        lines += [f"commit = {toml_string(environment_commit)}"] if environment_commit else []
     (task / "task.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return task, dropped
 
 
-def _repository(repo: str, repos: Path | None) -> str:
-    """A local clone of `owner/name` under `repos`, else its GitHub URL."""
-    if repos is not None:
-        owner, _, short = repo.partition("/")
-        for candidate in (Path(repos) / f"{owner}__{short}", Path(repos) / short, Path(repos) / repo):
-            if (candidate / ".git").exists() or (candidate / "HEAD").is_file():
-                return str(candidate.resolve())
-    return f"https://github.com/{repo}.git"
+class _Sources:
+    """Where each repository's task clones from, with each local clone's commits checked once per import."""
+
+    def __init__(self, repos: Path | None, fetch_missing: bool):
+        self.repos, self.fetch_missing = repos, fetch_missing
+        self.checked: dict[tuple[Path, str], str] = {}  # (clone, commit) -> why it fails, "" when it does not
+
+    def repository(self, repo: str, commits: list[str]) -> str:
+        """The local clone of `repo` that holds `commits` in full, or its GitHub URL.
+
+        Raises:
+            CloneError: `repos` was given and the clone is missing (without fetch_missing) or incomplete.
+        """
+        url = f"https://github.com/{repo}.git"
+        if self.repos is None:
+            return url
+        clone = find_clone(self.repos, repo)
+        if clone is None:
+            if self.fetch_missing:
+                return url
+            raise CloneError(f"no clone of {repo} under {self.repos} (as {repo.replace('/', '__')} or "
+                             f"{repo.partition('/')[2]}); clone it there, or pass --fetch-missing to use {url}")
+        for commit in dict.fromkeys(commits):
+            if (clone, commit) not in self.checked:
+                try:
+                    check_commit(clone, commit)
+                    self.checked[clone, commit] = ""
+                except CloneError as exc:
+                    self.checked[clone, commit] = str(exc)
+            if self.checked[clone, commit]:
+                raise CloneError(self.checked[clone, commit])
+        return str(clone)
