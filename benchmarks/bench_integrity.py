@@ -1,4 +1,4 @@
-"""What the integrity guarantees cost: eval in its own tree, the sandboxes, the venv check.
+"""What the integrity guarantees cost: eval in its own tree, the sandboxes, the venv check, the forgery watch.
 
     python benchmarks/bench_integrity.py [--runs 30] [--task sum_tree]
 
@@ -22,6 +22,43 @@ from minidebug.sandbox import process
 from minidebug.store import treeguard
 from minidebug.sandbox.confinement import Confinement
 from minidebug.sandbox.choose import bwrap_works, landlock_works
+
+
+# pytest.main in the task's tree, with or without the eval driver's forgery watch (audit hook, state
+# snapshot, after-run checks); everything else alike.
+WATCHED_RUN = """\
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import pytest
+from minidebug_watch import Watch
+watch = Watch(lambda finding: None, -1, os.getcwd(), []) if sys.argv[2] == "watch" else None
+plugins = [watch.plugin()] if watch else []
+code = pytest.main(["-q", "-p", "no:cacheprovider"], plugins=plugins)
+if watch:
+    watch.finish(plugins[0])
+"""
+
+
+def watch_rows(env, runs: int) -> list:
+    """The forgery watch's cost: the same pytest.main with and without it, interleaved."""
+    ws = env.workspace
+    work = Path(tempfile.mkdtemp(prefix="minidebug-bench-watch-"))
+    try:
+        script = work / "run.py"
+        script.write_text(WATCHED_RUN)
+        tree = work / "tree"
+        shutil.copytree(ws.prepared.eval_base, tree, symlinks=True)
+        venv_env = process.episode_environ(ws.venv, ws.home, ws.tmp)
+        python = str(ws.venv / "bin" / "python")
+        plain, watched = [], []
+        for _ in range(runs):
+            plain += timed(lambda: subprocess.run([python, "-B", str(script), str(ws.drivers), "plain"], cwd=tree,
+                                                  env=venv_env, capture_output=True), 1)
+            watched += timed(lambda: subprocess.run([python, "-B", str(script), str(ws.drivers), "watch"],
+                                                    cwd=tree, env=venv_env, capture_output=True), 1)
+        return [row("pytest run with the forgery watch", watched, "the same run without it", plain)]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def sandboxes() -> list[str | None]:
@@ -55,6 +92,8 @@ def main() -> None:
                 rows.append(row(f"eval step, sandbox={kind}", ours, "python -m pytest in the same venv", bare))
                 resets = timed(env.reset, runs)
                 rows.append(row(f"warm reset, sandbox={kind}", resets))
+                if kind is None:
+                    rows += watch_rows(env, runs)
 
         venv = next(p for p in (cache / "venvs").iterdir() if p.is_dir())
         fresh_guard = lambda: treeguard.TreeGuard(venv).intact()  # noqa: E731 - a new guard walks the venv

@@ -304,7 +304,8 @@ def test_the_drivers_folder_holds_nothing_else(make_env, calc):
     observation = env.step({"name": "pdb", "arguments": {"command": "p sorted(__import__('os').listdir("
                                                                    "__import__('os').path.dirname("
                                                                    "__import__('minidebug_pdb').__file__)))"}})[0]
-    assert "['minidebug_eval.py', 'minidebug_pdb.py', 'minidebug_probe.py']" in observation, observation
+    assert "['minidebug_eval.py', 'minidebug_pdb.py', 'minidebug_probe.py', 'minidebug_watch.py']" in observation, \
+        observation
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
@@ -526,3 +527,57 @@ def test_a_hidden_test_that_does_not_count_is_not_named_either(make_env, task_di
     reward, observation, info = evaluate(env)
     assert reward == UNFIXED and "1 test(s) not counted" in observation, observation
     assert "test_hidden" not in observation and "(a hidden test)" in observation, observation
+
+
+FORGED_DRIVER = """\
+import os, sys
+fd = int(os.environ["MINIDEBUG_EVAL_FD"])
+print("forged driver ran")
+"""
+
+
+def test_a_rewritten_cached_driver_is_detected_and_written_again(make_env, calc):
+    """Without a sandbox a program can write the cached driver scripts (pdb's is on its PYTHONPATH): the one
+    it rewrote is written again before eval runs it, and the eval says so."""
+    env = make_env(calc, bash=True, sandbox=None)
+    env.reset()
+    where = env.workspace.drivers
+    write(env, f"{where}/minidebug_eval.py", FORGED_DRIVER)
+    reward, observation, info = evaluate(env)
+    assert reward == UNFIXED and info.get("tampered") is True, observation
+    assert "driver scripts had been changed" in observation and "forged driver ran" not in observation
+    assert "forged" not in (env.workspace.drivers / "minidebug_eval.py").read_text()
+    bash(env, f"touch {where}/sitecustomize.py")
+    _, info = env.reset()
+    assert info.get("tampered") is True and not (env.workspace.drivers / "sitecustomize.py").exists()
+
+
+def test_a_changed_bare_repository_is_never_scored_and_reset_rebuilds_it(make_env, calc):
+    """Without a sandbox a program can reach the task's cached bare repository: an eval after it changed is
+    not scored, and reset() rebuilds the entry, after which eval scores as before."""
+    env = make_env(calc, bash=True, sandbox=None)
+    env.reset()
+    bare = env.workspace.prepared.bare_repo
+    bash(env, f"git --git-dir={bare} update-ref refs/minidebug/forged HEAD 2>&1; mkdir -p {bare}/hooks && "
+              f"touch {bare}/hooks/post-checkout && echo done")
+    reward, observation, info = evaluate(env)
+    assert reward == 0 and info.get("tampered") is True, observation
+    assert "not scored: the task's cached git repository was changed" in observation
+    _, info = env.reset()
+    assert info.get("tampered") is True
+    assert not (env.workspace.prepared.bare_repo / "hooks" / "post-checkout").exists()
+    reward, observation, info = evaluate(env)
+    assert reward == UNFIXED and "tampered" not in info, observation
+
+
+def test_episodes_leave_the_bare_repository_as_it_was_built(make_env, calc):
+    """The guard sees no change from what episodes themselves do: worktrees come and go, diffs, evals."""
+    for _ in range(2):
+        with make_env(calc) as env:
+            env.reset()
+            env.step({"name": "edit", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}})
+            env.diff()
+            reward, observation, info = evaluate(env)
+            assert reward == 1.0 and "tampered" not in info, observation
+            _, info = env.reset()
+            assert "tampered" not in info

@@ -163,16 +163,21 @@ def forge(make_env, calc, source, **options):
 
 
 @pytest.mark.parametrize("name", sorted(FORGERS))
-def test_in_memory_forgery_is_found_and_strict_scores_it_zero(make_env, calc, name):
+def test_in_memory_forgery_is_found(make_env, calc, name):
     source, expected = FORGERS[name]
     reward, observation, info = forge(make_env, calc, source)
     assert any(finding.startswith(expected) for finding in info["suspicious"]), info["suspicious"]
     assert observation.splitlines()[-1].startswith("suspicious: "), observation
     assert expected in observation.splitlines()[-1]
     assert reward in (UNFIXED, 1.0)  # found, not prevented: the score stands unless strict
-    reward, observation, info = forge(make_env, calc, source, strict=True)
+
+
+@pytest.mark.parametrize("name", ["registered plugin", "report class"])
+def test_strict_scores_a_suspicious_eval_zero(make_env, calc, name):
+    """Forgeries that would score 1.0 (see above) score 0 with strict=True, and the observation says why."""
+    reward, observation, info = forge(make_env, calc, FORGERS[name][0], strict=True)
     assert reward == 0 and info["suspicious"]
-    assert "scored 0 (strict)" in observation
+    assert "scored 0 (strict): the run showed signs of in-memory forgery; it would have scored 2/2" in observation
 
 
 @needs_bwrap

@@ -73,7 +73,8 @@ FORGED_GIT = r"""
 
 def test_host_side_git_runs_no_program_that_a_program_wrote_into_the_repository(make_env, calc, tmp_path):
     """Filters, textconv, fsmonitor, hooks, pager, external diff, includes and worktree config written into the
-    cached repository by a program: none runs on the host across diff, eval, reset and close."""
+    cached repository by a program: none runs on the host across diff, eval, reset and close; the eval after
+    it is not scored and reset() rebuilds the repository."""
     marks = tmp_path / "marks"
     marks.mkdir()
     env = make_env(calc, bash=True, sandbox=None)
@@ -83,9 +84,10 @@ def test_host_side_git_runs_no_program_that_a_program_wrote_into_the_repository(
         assert "forged" in bash(env, f"export MARKS='{marks}'\n" + textwrap.dedent(FORGED_GIT)), round_
         assert "evil" in (repo / "config").read_text()
         assert "# changed" in env.diff()
-        _, reward, *_ = env.step({"name": "eval"})
-        assert reward == 0.5
-        env.reset()
+        observation, reward, _, _, info = env.step({"name": "eval"})
+        assert reward == 0 and info.get("tampered") is True, observation
+        _, info = env.reset()
+        assert info.get("tampered") is True and "evil" not in (repo / "config").read_text()
         assert "# changed" not in (env.workspace.root / "calc.py").read_text()
         assert sorted(p.name for p in marks.iterdir()) == ["attributes", "hooks", "included"], round_
     with make_env(calc, sandbox=None) as clean:  # the next episode finds the repository as it was made

@@ -331,4 +331,56 @@ def test_under_landlock_a_program_cannot_reach_the_hosts_abstract_sockets(lab, w
     finally:
         server.close()
     assert "connected" in unconfined, unconfined
-    assert "connect: Operation not permitted" in observation, observation
+    assert "connect:" in observation and "connected" not in observation, observation
+
+
+SOCKETS = r"""
+import socket, sys
+kind, where = sys.argv[1], sys.argv[2]
+try:
+    if kind == "udp":
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.sendto(b"hello", ("127.0.0.1", int(where)))
+    else:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(where)
+        s.sendall(b"hello")
+    print("reached")
+except OSError as exc:
+    print("refused:", exc)
+left, right = socket.socketpair()
+left.sendall(b"x")
+print("socketpair", right.recv(1) == b"x")
+"""
+
+
+@needs_landlock
+@pytest.mark.parametrize("user", USERS)
+@pytest.mark.parametrize("kind", ["udp", "unix"])
+def test_under_landlock_no_socket_reaches_the_host(lab, work, user, kind):
+    """A UDP datagram to the host's loopback and a unix socket the host listens on by path: reachable
+    unconfined, refused under Landlock (as in bwrap, which has no network); socketpair() still works."""
+    (work / "sockets.py").write_text(SOCKETS)
+    os.chmod(work / "sockets.py", 0o644)
+    if kind == "udp":
+        server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        server.bind(("127.0.0.1", 0))
+        where = str(server.getsockname()[1])
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="host-", dir=lab))
+        os.chmod(folder, 0o777)
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(folder / "host.sock"))
+        os.chmod(folder / "host.sock", 0o777)
+        server.listen(8)
+        where = str(folder / "host.sock")
+    python = shutil.which("python3", path=PATH["PATH"])
+    try:
+        attack = [python, str(work / "sockets.py"), kind, where]
+        unconfined, observation = as_user(user, lambda: (confined(None, lab, work, attack),
+                                                         confined("landlock", lab, work, attack)))
+    finally:
+        server.close()
+    assert "reached" in unconfined, unconfined
+    assert "refused: [Errno 13] Permission denied" in observation and "reached" not in observation, observation
+    assert "socketpair True" in observation, observation

@@ -86,11 +86,21 @@ class DebugEnv:
         if self._closed:
             raise MinidebugError("this env is closed; make a new one")
         self._tampered = False
+        if self.workspace is not None and not cache.bare_repo_intact(self.workspace.prepared):
+            self._tampered = True  # start over from a rebuilt entry
+            for tool in self.tools.values():
+                tool.reset(self, False)
+            self.confinement.kill_strays([self.workspace.dir])
+            cache.invalidate_entry(self.workspace.prepared)
+            self.workspace.close()
+            self.confinement.close()
+            self.workspace = self.confinement = None
         fresh = self.workspace is None
         if fresh:
             self._start()
         else:
             self._check_venv()
+            self._tampered |= cache.restore_drivers(self.workspace.drivers)
         for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
             tool.reset(self, self.config.keep_breakpoints)
         self.toolbox.restore()
@@ -272,6 +282,13 @@ class DebugEnv:
         assert self.workspace is not None and self.confinement is not None
         notes = ["the venv had been changed by a program and was rebuilt before this eval"] \
             if self._check_venv() else []
+        if cache.restore_drivers(self.workspace.drivers):
+            self._tampered = True
+            notes.append("minidebug's driver scripts had been changed by a program and were written again")
+        if not cache.bare_repo_intact(self.workspace.prepared):
+            self._tampered = True
+            return EvalResult(0, len(self.counted or ()), "", notes=tuple(notes) + (
+                "not scored: the task's cached git repository was changed by a program; reset() rebuilds it",))
         cache.ensure_eval_base(self.task, self.workspace.prepared)
         if not treeguard.guard(self.workspace.prepared.eval_base).intact():
             self._tampered = True
@@ -316,8 +333,14 @@ class DebugEnv:
                                   kind, prepared.venv, (prepared.drivers,))
         workspace = None
         try:
+            if not cache.bare_repo_intact(prepared):
+                self._tampered = True
+                cache.invalidate_entry(prepared)
+                prepared = cache.prepare(self.task, self.config.cache_dir)
             if not treeguard.guard(prepared.venv).intact():
                 prepared = self._repair_venv(prepared)
+            if cache.restore_drivers(prepared.drivers):
+                self._tampered = True
             workspace = Workspace(self.task, prepared)
         except BaseException:
             if workspace is not None:

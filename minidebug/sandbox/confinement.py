@@ -60,7 +60,7 @@ class Confinement:
         self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
         self._stay_in_group = None
         if sandbox != "bwrap" and seccomp.available():  # without a PID namespace the group must hold
-            self._stay_in_group = seccomp.StayInGroup()
+            self._stay_in_group = seccomp.StayInGroup(no_sockets=sandbox == "landlock")
 
     def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
         """argv, inside bwrap when that is the sandbox, with only `writable` writable."""

@@ -1,4 +1,5 @@
-"""A seccomp filter that keeps a program in the process group it was started in.
+"""A seccomp filter that keeps a program in the process group it was started in (and, under Landlock, off
+the network).
 
 Where no PID namespace (bwrap) or pids cgroup holds an episode's processes together, killing the process
 group is what ends them, so a program must not leave it: `setsid` and `setpgid` fail with EPERM for it and
@@ -8,6 +9,11 @@ everything it starts. (A program that needs a session of its own, say a test tha
 Only the native system call ABI gets through: a call made through another one (on x86-64 the 32-bit
 `int 0x80` entry) kills the process, and an x32 call (its number has bit 30 set) fails with EPERM, so no
 second set of numbers for `setsid` slips past.
+
+Under Landlock, which refuses TCP but not UDP or unix sockets named by a path, the filter also refuses
+`socket()` (EACCES) for every address family, so no program reaches anything outside by a socket it makes,
+as in bwrap's empty network namespace; `socketpair()` (what asyncio and multiprocessing use inside one
+program) still works.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ import ctypes
 import errno
 import platform
 
-_ARCHES = {"x86_64": (0xC000003E, 112, 109), "aarch64": (0xC00000B7, 157, 154)}  # audit arch, setsid, setpgid
+# audit arch, setsid, setpgid, socket
+_ARCHES = {"x86_64": (0xC000003E, 112, 109, 41), "aarch64": (0xC00000B7, 157, 154, 198)}
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: same audit arch, numbers from here up
 _LOAD_WORD, _JUMP_IF_EQUAL, _JUMP_IF_AT_LEAST, _RETURN = 0x20, 0x15, 0x35, 0x06
 _ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
@@ -36,11 +43,13 @@ def available() -> bool:
 
 
 class StayInGroup:
-    """The filter, built in the host; `apply()` runs in a child between fork and exec."""
+    """The filter, built in the host; `apply()` runs in a child between fork and exec. With `no_sockets`, it
+    also refuses `socket()`."""
 
-    def __init__(self):
+    def __init__(self, no_sockets: bool = False):
         machine = platform.machine()
-        arch, setsid, setpgid = _ARCHES[machine]
+        arch, setsid, setpgid, socket = _ARCHES[machine]
+        refused = [(setsid, errno.EPERM), (setpgid, errno.EPERM)] + ([(socket, errno.EACCES)] if no_sockets else [])
         # A jump's offsets count the instructions it skips.
         code = [
             (_LOAD_WORD, 0, 0, 4),                    # the syscall's architecture
@@ -49,13 +58,10 @@ class StayInGroup:
             (_LOAD_WORD, 0, 0, 0),                    # the syscall's number
         ]
         if machine == "x86_64":
-            code.append((_JUMP_IF_AT_LEAST, 3, 0, _X32_BIT))  # an x32 number: EPERM
-        code += [
-            (_JUMP_IF_EQUAL, 2, 0, setsid),
-            (_JUMP_IF_EQUAL, 1, 0, setpgid),
-            (_RETURN, 0, 0, _ALLOW),
-            (_RETURN, 0, 0, _ERRNO | errno.EPERM),
-        ]
+            code += [(_JUMP_IF_AT_LEAST, 0, 1, _X32_BIT), (_RETURN, 0, 0, _ERRNO | errno.EPERM)]  # x32: EPERM
+        for number, error in refused:
+            code += [(_JUMP_IF_EQUAL, 0, 1, number), (_RETURN, 0, 0, _ERRNO | error)]
+        code.append((_RETURN, 0, 0, _ALLOW))
         self._code = (_Instruction * len(code))(*[_Instruction(*i) for i in code])
         self._program = _Program(len(code), self._code)
         self._libc = ctypes.CDLL(None, use_errno=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -19,13 +20,14 @@ from .gitcmd import git
 from .locks import file_lock
 from .repos import borrowing_repo, shared_store, store_path
 from ..tasks.task import Task
-from .treeguard import FINGERPRINT_SUFFIX, record, remove_tree
+from .treeguard import FINGERPRINT_SUFFIX, guard, record, remove_tree
 from .venv import ProjectInstall, ensure_venv
 
 BASE_REF = "refs/minidebug/base"
 COMPLETE_MARKER = "minidebug-complete.json"
 LAYOUT = "v4"  # bumped whenever what an entry holds changes, so that old entries are never reused
 DRIVER_SOURCES = Path(__file__).resolve().parents[1] / "drivers"
+BARE_REPO_UNWATCHED = ("worktrees",)  # the episodes' worktree admin folders, which the host writes
 
 
 def default_cache_dir() -> Path:
@@ -82,6 +84,10 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
                 except BaseException:
                     remove_tree(entry)
                     raise
+                record(entry / "repo.git", BARE_REPO_UNWATCHED)
+    if not (entry / ("repo.git" + FINGERPRINT_SUFFIX)).exists():  # an entry built before repos were guarded
+        with file_lock(entry.with_suffix(".lock")):
+            record(entry / "repo.git", BARE_REPO_UNWATCHED)
     meta = json.loads(marker.read_text())
     if recipe is not None:
         commands = tuple(recipe.pre_install + recipe.install)
@@ -100,6 +106,43 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
         venv=venv,
         drivers=install_drivers(cache_dir),
     )
+
+
+def bare_repo_intact(prepared: PreparedTask) -> bool:
+    """Whether the task's bare repository is as it was built (its worktrees' admin folders aside)."""
+    return guard(prepared.bare_repo, BARE_REPO_UNWATCHED).intact()
+
+
+def invalidate_entry(prepared: PreparedTask) -> None:
+    """Mark a task's entry (bare repo, eval tree) for rebuilding: the next `prepare` builds it again."""
+    with file_lock(prepared.entry.with_suffix(".lock")):
+        (prepared.entry / COMPLETE_MARKER).unlink(missing_ok=True)
+
+
+def restore_drivers(drivers: Path) -> bool:
+    """Write the driver scripts again if a program changed, added or removed a file in `drivers`; returns
+    True if it had to. (A content comparison of a few small files: microseconds.)"""
+    sources = {p.name: p.read_bytes() for p in DRIVER_SOURCES.glob("*.py")}
+    try:
+        present = {entry.name: entry for entry in os.scandir(drivers)}
+        if present.keys() == sources.keys() and all(
+                entry.is_file(follow_symlinks=False) and Path(entry.path).read_bytes() == sources[name]
+                for name, entry in present.items()):
+            return False
+    except OSError:
+        pass
+    staging = Path(tempfile.mkdtemp(prefix="drivers-", dir=drivers.parent))
+    for name, data in sources.items():
+        (staging / name).write_bytes(data)
+    aside = drivers.with_name(f"{drivers.name}.tampered-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        os.rename(drivers, aside)
+    except FileNotFoundError:
+        aside = None
+    os.rename(staging, drivers)
+    if aside is not None:
+        remove_tree(aside)
+    return True
 
 
 def install_drivers(cache_dir: Path) -> Path:

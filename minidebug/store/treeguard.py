@@ -1,4 +1,5 @@
-"""Tamper detection for cached trees that every episode shares: the venvs and the pristine eval trees.
+"""Tamper detection for cached trees that every episode shares: the venvs, the pristine eval trees and the
+tasks' bare git repositories.
 
 Inside a sandbox they are out of reach (the venv mounted read-only, the cache not there at all). Without
 one, a program of an episode could write a `.pth` file or a pytest plugin into a venv's site-packages, or
@@ -14,6 +15,7 @@ import ctypes
 import hashlib
 import os
 import stat
+import struct
 import threading
 from pathlib import Path
 
@@ -35,8 +37,9 @@ class TooLarge(OSError):
     """A tree is deeper than MAX_DEPTH or holds more than MAX_ENTRIES entries."""
 
 
-def walk_folders(top: Path) -> list[str]:
-    """Every folder below top, top included, without following links (iterative).
+def walk_folders(top: Path, ignore: tuple[str, ...] = ()) -> list[str]:
+    """Every folder below top, top included, without following links (iterative); names in `ignore` are
+    skipped at top level.
 
     Raises:
         TooLarge: the tree is past MAX_DEPTH or MAX_ENTRIES.
@@ -53,7 +56,7 @@ def walk_folders(top: Path) -> list[str]:
                     seen += 1
                     if seen > MAX_ENTRIES:
                         raise TooLarge(f"{top}: more than {MAX_ENTRIES} entries")
-                    if entry.is_dir(follow_symlinks=False):
+                    if entry.is_dir(follow_symlinks=False) and not (depth == 0 and entry.name in ignore):
                         stack.append((entry.path, depth + 1))
         except TooLarge:
             raise
@@ -62,9 +65,9 @@ def walk_folders(top: Path) -> list[str]:
     return folders
 
 
-def fingerprint(venv: Path) -> str:
-    """A hash of the name, type, size, mtime and ctime of every entry below a tree (links not followed);
-    OVER_LIMIT for a tree past MAX_DEPTH or MAX_ENTRIES."""
+def fingerprint(venv: Path, ignore: tuple[str, ...] = ()) -> str:
+    """A hash of the name, type, size, mtime and ctime of every entry below a tree (links not followed; the
+    top-level names in `ignore` left out); OVER_LIMIT for a tree past MAX_DEPTH or MAX_ENTRIES."""
     entries = []
     stack = [(str(venv), 0)]
     while stack:
@@ -74,6 +77,8 @@ def fingerprint(venv: Path) -> str:
         try:
             with os.scandir(folder) as scan:
                 for entry in scan:
+                    if depth == 0 and entry.name in ignore:
+                        continue
                     info = entry.stat(follow_symlinks=False)
                     entries.append((entry.path, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
                     if entry.is_dir(follow_symlinks=False):
@@ -194,42 +199,57 @@ def _quietly(call, *args, **kwargs) -> None:
         pass
 
 
-def record(venv: Path) -> None:
+def record(venv: Path, ignore: tuple[str, ...] = ()) -> None:
     """Store the fingerprint of a tree that was just built (beside it, not inside it)."""
-    venv.with_name(venv.name + FINGERPRINT_SUFFIX).write_text(fingerprint(venv))
+    venv.with_name(venv.name + FINGERPRINT_SUFFIX).write_text(fingerprint(venv, ignore))
 
 
 class _Watch:
-    """inotify watches on every folder of one venv; `changed()` says whether anything happened since."""
+    """inotify watches on every folder of one tree; `changed()` says whether anything happened since (what
+    happens to the top-level names in `ignore` aside)."""
 
-    def __init__(self, venv: Path):
+    def __init__(self, venv: Path, ignore: tuple[str, ...] = ()):
         libc = ctypes.CDLL(None, use_errno=True)
         self.fd = libc.inotify_init1(_IN_NONBLOCK_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self.ignore = {os.fsencode(name) for name in ignore}
         try:
-            for folder in walk_folders(venv):
-                if libc.inotify_add_watch(self.fd, os.fsencode(folder), _WATCHED | _IN_ONLYDIR_DONT_FOLLOW) < 0:
+            for number, folder in enumerate(walk_folders(venv, ignore)):
+                wd = libc.inotify_add_watch(self.fd, os.fsencode(folder), _WATCHED | _IN_ONLYDIR_DONT_FOLLOW)
+                if wd < 0:
                     raise OSError(ctypes.get_errno(), f"inotify_add_watch {folder} failed")
+                if number == 0:
+                    self.top = wd
         except BaseException:
             os.close(self.fd)
             raise
 
     def changed(self) -> bool:
-        try:
-            return bool(os.read(self.fd, 1 << 16))
-        except BlockingIOError:
-            return False
+        changed = False
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return changed
+            offset = 0
+            while offset + 16 <= len(data):
+                wd, _, _, length = struct.unpack_from("iIII", data, offset)
+                name = data[offset + 16:offset + 16 + length].rstrip(b"\0")
+                offset += 16 + length
+                if not (wd == self.top and name in self.ignore):
+                    changed = True
 
     def close(self) -> None:
         os.close(self.fd)
 
 
 class TreeGuard:
-    """Says whether a tree still is as it was built. One per tree per process (see `guard`)."""
+    """Says whether a tree still is as it was built. One per tree per process (see `guard`). Top-level names
+    in `ignore` are not watched (a bare repo's `worktrees/`, which the host writes as episodes come and go)."""
 
-    def __init__(self, venv: Path):
-        self.venv = venv
+    def __init__(self, venv: Path, ignore: tuple[str, ...] = ()):
+        self.venv, self.ignore = venv, ignore
         self._lock = threading.Lock()
         self._watch: _Watch | None = None
         self._armed = False
@@ -244,7 +264,7 @@ class TreeGuard:
                 return False
             if not self._armed:
                 try:
-                    self._watch = _Watch(self.venv)
+                    self._watch = _Watch(self.venv, self.ignore)
                 except OSError:
                     self._watch = None
             ok = self._matches_record()
@@ -258,7 +278,7 @@ class TreeGuard:
             recorded = self.venv.with_name(self.venv.name + FINGERPRINT_SUFFIX).read_text().strip()
         except OSError:
             return False
-        return recorded == fingerprint(self.venv)
+        return recorded == fingerprint(self.venv, self.ignore)
 
     def _disarm(self) -> None:
         if self._watch is not None:
@@ -270,10 +290,10 @@ _GUARDS: dict[Path, TreeGuard] = {}
 _GUARDS_LOCK = threading.Lock()
 
 
-def guard(tree: Path) -> TreeGuard:
+def guard(tree: Path, ignore: tuple[str, ...] = ()) -> TreeGuard:
     """The process's guard of this tree (made on first use; shared by every env that uses the tree)."""
     with _GUARDS_LOCK:
         found = _GUARDS.get(tree)
         if found is None:
-            found = _GUARDS[tree] = TreeGuard(tree)
+            found = _GUARDS[tree] = TreeGuard(tree, ignore)
         return found
