@@ -72,7 +72,12 @@ def _export(args: argparse.Namespace) -> int:
     from .export import export_predictions, export_sft
 
     if args.kind == "preds":
-        written = export_predictions(args.runs, args.out or Path("preds.json"))
+        out = args.out or Path("preds.json")
+        written = export_predictions(args.runs, out)
+        if len(written) > 1:
+            print(f"warning: {len(written)} arms predict the same instance_ids, and SWE-bench's harness keys "
+                  f"predictions by instance_id (one file would keep one arm's row each): one file per arm "
+                  f"instead of {out}", file=sys.stderr)
         for path, count in written:
             print(f"{count} prediction(s) written to {path}")
         if not written:
