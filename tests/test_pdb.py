@@ -282,3 +282,23 @@ def test_a_session_ended_by_a_resource_limit_names_the_limit(loop_env, sandbox):
     observation = pdb(env, "c")
     assert "[stopped: CPU time limit of 1 s reached]" in observation, observation
     assert "the program and its pdb session ended" in observation
+
+
+def test_pdb_of_a_task_with_fail_to_pass_runs_only_those_tests(make_env, task_dir):
+    """An imported instance names its failing tests: pdb runs those, so `c` stops in the failing test, not in
+    a passing one the file runs first; the task's own `entrypoint` still wins when it sets one."""
+    files = {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "test_calc.py": "from calc import add\n\n\ndef test_a_passes():\n    assert add(1, 0) == 1\n\n\n"
+                        "def test_b_fails():\n    assert add(2, 3) == 5\n",
+    }
+    toml = ('description = "add"\neval = "python -m pytest -q test_calc.py"\n'
+            'fail_to_pass = ["test_calc.py::test_b_fails"]\npass_to_pass = ["test_calc.py::test_a_passes"]\n')
+    env = make_env(task_dir(files, toml, name="narrowed"))
+    env.reset()
+    assert env.task.entrypoint[-2:] == ["-q", "test_calc.py::test_b_fails"]
+    pdb = lambda command: env.step({"name": "pdb", "arguments": {"command": command}})[0]  # noqa: E731
+    pdb("b calc.py:2")
+    assert "a = 2" in pdb("c") + pdb("p f'a = {a}'")
+    own = make_env(task_dir(files, toml + 'entrypoint = "python -m pytest -q test_calc.py"\n', name="own"))
+    assert own.task.entrypoint == ["python", "-m", "pytest", "-q", "test_calc.py"]

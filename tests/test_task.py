@@ -86,3 +86,14 @@ def test_make_overrides_task_limits(calc_task):
     assert env.limits.max_steps == 7 and env.limits.eval_timeout == 5
     with pytest.raises(ValueError):
         minidebug.make(calc_task, max_steps=-1)
+
+
+def test_the_pdb_entrypoint_of_an_instance_names_its_failing_tests(tmp_path):
+    root = tmp_path / "t"
+    (root / "repo" / "tests").mkdir(parents=True)
+    (root / "repo" / "tests" / "test_a.py").write_text("def test_x():\n    pass\n")
+    (root / "task.toml").write_text(
+        'description = "d"\neval = "python -m pytest -rA -p no:cacheprovider tests/test_a.py tests/"\n'
+        'fail_to_pass = ["tests/test_a.py::test_x[select", "tests/test_a.py::test_x[select"]\n')
+    assert load_task(root).entrypoint == ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider",
+                                          "tests/test_a.py::test_x"]

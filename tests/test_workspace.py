@@ -122,3 +122,21 @@ def test_grep_does_not_follow_symlinks_out_of_the_worktree(make_env, calc_task, 
     env.reset()
     os.symlink(outside, env.workspace.root / "link.txt")
     assert env.step({"name": "grep", "arguments": {"pattern": "needle"}})[0] == "no matches for 'needle'"
+
+
+def test_venvs_are_keyed_by_the_interpreter_itself(tmp_path):
+    """A link to the interpreter and a wrapper script that execs it (as version managers' shims do) name one
+    interpreter, so they share one venv; another version does not."""
+    import os
+    import sys
+
+    from minidebug.store.venv import venv_key
+
+    real = os.path.realpath(sys.executable)
+    (tmp_path / "python-link").symlink_to(real)
+    shim = tmp_path / "python-shim"
+    shim.write_text(f'#!/bin/sh\nexec "{real}" "$@"\n')
+    shim.chmod(0o755)
+    keys = {venv_key(str(path), ["pytest"]) for path in (real, tmp_path / "python-link", shim)}
+    assert len(keys) == 1
+    assert venv_key(real, ["pytest", "six"]) not in keys

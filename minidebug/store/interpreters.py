@@ -69,6 +69,20 @@ def interpreter_version(exe: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+@lru_cache(maxsize=None)
+def interpreter_identity(exe: str) -> tuple[str, str | None]:
+    """(the real path of the interpreter `exe` runs, its version), asked of the interpreter itself, so that
+    names, links and version-manager shims that end in one interpreter give one identity."""
+    try:
+        out = subprocess.run([exe, "-c", "import os, sys; print(os.path.realpath(sys.executable)); "
+                                         "print('%d.%d.%d' % sys.version_info[:3])"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return exe, None
+    lines = out.stdout.split()
+    return (lines[0], lines[1]) if out.returncode == 0 and len(lines) == 2 else (exe, None)
+
+
 def _version_order(folder: str) -> tuple[int, ...]:
     """Sort key: the numbers of a folder name like "3.11.7" or "cpython-3.11.7-linux-x86_64-gnu"."""
     name = Path(folder).name.removeprefix("cpython-").split("-", 1)[0]

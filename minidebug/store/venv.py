@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import WorkspaceError
-from .interpreters import find_python, interpreter_version
+from .interpreters import find_python, interpreter_identity
 from .locks import file_lock
 from .treeguard import record, remove_tree
 
@@ -31,7 +31,10 @@ def with_pytest(requirements: Sequence[str]) -> list[str]:
 
 
 def venv_key(python: str, requirements: Sequence[str]) -> str:
-    identity = {"python": python, "version": interpreter_version(python), "requirements": sorted(requirements)}
+    """The cache key of a venv: the interpreter as resolved (the real path of what it runs, so `python` and
+    `python3` naming one interpreter share a venv, and its version) and the requirements."""
+    resolved, version = interpreter_identity(python)
+    identity = {"python": resolved, "version": version, "requirements": sorted(requirements)}
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -194,7 +194,23 @@ class Task:
 
     @property
     def entrypoint(self) -> list[str]:
-        return shlex.split(self.spec.entrypoint or self.spec.eval)
+        """What pdb runs: task.toml's `entrypoint`; else, for a task whose eval is pytest and that names
+        `fail_to_pass` tests, the eval command with its test paths narrowed to those tests (so that `b` + `c`
+        stops in a failing test, not in one that passes); else the eval command."""
+        if self.spec.entrypoint:
+            return shlex.split(self.spec.entrypoint)
+        command = self.eval_command
+        if not self.spec.fail_to_pass:
+            return command
+        try:
+            args, _ = pytest_arguments(command)
+        except TaskError:
+            return command
+        ids = list(dict.fromkeys(_runnable_id(test) for test in self.spec.fail_to_pass))
+        files = {test.split("::", 1)[0] for test in ids}
+        kept = [arg for arg in args if arg.startswith("-") or not any(
+            f == arg.rstrip("/") or f.startswith(arg.rstrip("/") + "/") for f in files)]
+        return command[:len(command) - len(args)] + kept + ids
 
     def repo_files(self) -> list[str]:
         """Every file of repo/ as a sorted POSIX path relative to repo/ (`.git` left out)."""
@@ -382,3 +398,11 @@ def load_debug_gym_folder(root: Path) -> Task:
     except ValidationError as exc:
         raise TaskError(f"{root}/.debugignore or .debugreadonly: {_describe(exc)}") from None
     return Task(root, spec, repo=root, meta_files=DEBUG_GYM_FILES)
+
+
+def _runnable_id(test: str) -> str:
+    """A pytest id as pytest accepts it on the command line: one cut at a space (SWE-bench's logs do that to
+    parametrized ids) stands for every parameter of its test."""
+    if "[" in test and not test.endswith("]"):
+        return test.split("[", 1)[0]
+    return test
