@@ -38,8 +38,10 @@ FORGERS = {
 
         def add(a, b):
             for thing in gc.get_objects():
-                if type(thing).__name__ == "Recorder":
-                    thing.outcomes = Always(thing.outcomes)
+                if getattr(thing, "__name__", "") == "pytest_runtest_logreport" and thing.__closure__:
+                    for cell in thing.__closure__:
+                        if type(cell.cell_contents) is dict:
+                            cell.cell_contents = Always(cell.cell_contents)
             return a - b
         """, "calc.py:10: lists live objects through the garbage collector"),
     # Walks up the stack to the driver's frame and rewrites its recorder.

@@ -15,20 +15,17 @@ import os
 import sys
 
 
-class Recorder:
-    """A pytest plugin object: each test's outcome (sent with `stream` as it is recorded) and the collection
-    errors."""
+def recorder(stream):
+    """A pytest plugin object that records each test's outcome (sending it with `stream` the moment it is
+    recorded) and the collection errors, and report() giving what it recorded. The hooks are closures: the
+    plugin object holds no attribute that code under test could swap to silence them."""
+    outcomes, collect_errors, collected = {}, [], []
 
-    def __init__(self, stream):
-        self.outcomes = {}
-        self.collect_errors = []
-        self.stream = stream
-
-    def pytest_collectreport(self, report):
+    def pytest_collectreport(report):
         if report.failed:
-            self.collect_errors.append(report.nodeid or "<collection>")
+            collect_errors.append(report.nodeid or "<collection>")
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(report):
         if report.when != "call" and report.outcome == "passed":
             return
         if getattr(report, "wasxfail", None) is not None:
@@ -37,12 +34,20 @@ class Recorder:
             outcome = "error"
         else:
             outcome = report.outcome
-        if self.outcomes.get(report.nodeid, "passed") == "passed":
-            self.outcomes[report.nodeid] = outcome
-            self.stream(report.nodeid, outcome)
+        if outcomes.get(report.nodeid, "passed") == "passed":
+            outcomes[report.nodeid] = outcome
+            stream(report.nodeid, outcome)
 
-    def pytest_collection_finish(self, session):
-        self.collected = [item.nodeid for item in session.items]
+    def pytest_collection_finish(session):
+        collected[:] = [item.nodeid for item in session.items]
+
+    class Recorder:
+        pass
+
+    plugin = Recorder()
+    for hook in (pytest_collectreport, pytest_runtest_logreport, pytest_collection_finish):
+        setattr(plugin, hook.__name__, hook)
+    return plugin, lambda: {"tests": outcomes, "collect_errors": collect_errors, "collected": collected}
 
 
 def _receive(fd):
@@ -108,16 +113,15 @@ def main():
     inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
     if settings.get("child_path"):  # what the tests start imports the project as pdb and bash see it
         os.environ["PYTHONPATH"] = os.pathsep.join(settings["child_path"] + inherited)
-    recorder = Recorder(lambda test, outcome: send(b"=", dumps([test, outcome])))
+    plugin, recorded = recorder(lambda test, outcome: send(b"=", dumps([test, outcome])))
     try:
-        code = pytest.main(settings["args"], plugins=[checks, recorder])
+        code = pytest.main(settings["args"], plugins=[checks, plugin])
     finally:
         try:
-            watch.finish(checks)
+            watch.finish()
         except Exception as exc:  # the report goes out whatever happened to the checks
             send(b"!", f"the after-run checks failed: {exc!r}")
-        send(b"", dumps({"tests": recorder.outcomes, "collect_errors": recorder.collect_errors,
-                         "collected": getattr(recorder, "collected", [])}))
+        send(b"", dumps(recorded()))
     sys.exit(int(code))
 
 

@@ -49,6 +49,7 @@ _EVENTS = {
 _FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")
 GUARDED = ("_pytest", "pytest", "pluggy", "builtins", "minidebug_eval", "minidebug_watch", "__main__")
 _LOOKED_THROUGH = ("inspect.py", "traceback.py")
+_RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})  # class attributes pytest itself adds
 
 
 class Watch:
@@ -62,34 +63,45 @@ class Watch:
         sys.addaudithook(_hook(self._judge, self._report, fd))
 
     def plugin(self):
-        """A pytest plugin object that checks, as the run ends, where every hook implementation comes from."""
-        judge, report = self._judge, self._report
-        manager = []
+        """A pytest plugin object that learns the run's plugin manager as pytest configures (before any code
+        of the agent's is imported), so that `finish` can check where every hook implementation comes from.
+        Code under test can reach this object through pytest; what it holds lets it reach nothing of the
+        watch: the manager is kept in a generator's frame, which only the first value sent sets."""
+        keeper = _keeper()
+        next(keeper)
+        self._keeper = keeper
 
         class Plugin:
             def pytest_configure(self, config):
-                manager.append(config.pluginmanager)
+                keeper.send(config.pluginmanager)
 
-        def check_hooks():
-            for caller in list(vars(manager[0].hook).values()) if manager else ():
-                for impl in getattr(caller, "get_hookimpls", list)():
-                    function = getattr(impl.function, "__func__", impl.function)
-                    code = getattr(function, "__code__", None)
-                    if code is None or code.co_filename.rsplit("/", 1)[-1] == "conftest.py":
-                        continue
-                    if judge(code.co_filename):
-                        report(code.co_filename, code.co_firstlineno,
-                               f"implements the pytest hook {getattr(caller, 'name', '?')}")
+        return Plugin()
 
-        plugin = Plugin()
-        plugin.check_hooks = check_hooks
-        return plugin
-
-    def finish(self, plugin):
+    def finish(self):
         """The after-run checks: hook implementations and the state of pytest, pluggy, builtins and the driver."""
-        plugin.check_hooks()
+        try:
+            manager = next(self._keeper)
+        except BaseException:  # closed or thrown into: only code that reached into it can have done that
+            self._report("", 0, "the watch's record of pytest's plugin manager was tampered with")
+            manager = None
+        for caller in list(vars(manager.hook).values()) if manager is not None else ():
+            for impl in getattr(caller, "get_hookimpls", list)():
+                function = getattr(impl.function, "__func__", impl.function)
+                code = getattr(function, "__code__", None)
+                if code is None or code.co_filename.rsplit("/", 1)[-1] == "conftest.py":
+                    continue
+                if self._judge(code.co_filename):
+                    self._report(code.co_filename, code.co_firstlineno,
+                                 f"implements the pytest hook {getattr(caller, 'name', '?')}")
         for change in changed_since(self._before):
             self._report("", 0, change)
+
+
+def _keeper():
+    """A generator that keeps the first value sent to it and gives it back on every next()."""
+    kept = yield
+    while True:
+        yield kept
 
 
 def snapshot():
@@ -119,10 +131,6 @@ def changed_since(before):
                 and key[1].rsplit(".", 1)[-1] not in _RUN_STATE:
             changed.append(f"{key[0]}.{key[1]} was added during the run")
     return sorted(changed)
-
-
-# Class attributes that pytest itself adds while a run goes.
-_RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})
 
 
 def _judge_maker(tree, agent_files):
