@@ -51,8 +51,14 @@ TASK_FILE = textwrap.dedent(f"""\
 
 def inspect_eval(args, tmp_path, cache_dir, logs):
     """`inspect eval ARGS` in a process of its own, with this checkout's minidebug; its only log."""
+    # This checkout's package alone on the path: the checkout's root may hold a `minidebug.egg-info` (left by an
+    # editable install), which inspect would take for an installed, non-editable distribution of it.
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    if not (site / "minidebug").exists():
+        (site / "minidebug").symlink_to(Path(minidebug.__file__).parent)
     env = {"MINIDEBUG_CACHE": str(cache_dir), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-           "PYTHONPATH": str(Path(minidebug.__file__).parents[1])}
+           "PYTHONPATH": str(site)}
     command = [sys.executable, "-m", "inspect_ai", "eval", *args, "--log-dir", str(logs), "--display", "plain"]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             cwd=tmp_path)

@@ -557,6 +557,7 @@ def test_a_changed_bare_repository_is_never_scored_and_reset_rebuilds_it(make_en
     not scored, and reset() rebuilds the entry, after which eval scores as before."""
     env = make_env(calc, bash=True, sandbox=None)
     env.reset()
+    assert evaluate(env)[0] == UNFIXED  # the pristine tree is written, and its guard armed, before the attack
     bare = env.workspace.prepared.bare_repo
     bash(env, f"git --git-dir={bare} update-ref refs/minidebug/forged HEAD 2>&1; mkdir -p {bare}/hooks && "
               f"touch {bare}/hooks/post-checkout && echo done")

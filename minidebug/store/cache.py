@@ -20,7 +20,7 @@ from .gitcmd import git
 from .locks import file_lock
 from .repos import borrowing_repo, shared_store, store_path
 from ..tasks.task import Task
-from .treeguard import FINGERPRINT_SUFFIX, guard, record, remove_tree
+from .treeguard import FINGERPRINT_SUFFIX, forget, guard, record, remove_tree
 from .venv import ProjectInstall, ensure_venv
 
 BASE_REF = "refs/minidebug/base"
@@ -117,6 +117,8 @@ def invalidate_entry(prepared: PreparedTask) -> None:
     """Mark a task's entry (bare repo, eval tree) for rebuilding: the next `prepare` builds it again."""
     with file_lock(prepared.entry.with_suffix(".lock")):
         (prepared.entry / COMPLETE_MARKER).unlink(missing_ok=True)
+    for tree in (prepared.bare_repo, prepared.eval_base):
+        forget(tree)
 
 
 def restore_drivers(drivers: Path) -> bool:

@@ -297,3 +297,13 @@ def guard(tree: Path, ignore: tuple[str, ...] = ()) -> TreeGuard:
         if found is None:
             found = _GUARDS[tree] = TreeGuard(tree, ignore)
         return found
+
+
+def forget(tree: Path) -> None:
+    """Drop the process's guard of a tree that minidebug itself is about to rebuild (the next `guard` starts
+    from its new record)."""
+    with _GUARDS_LOCK:
+        found = _GUARDS.pop(tree, None)
+    if found is not None:
+        with found._lock:
+            found._disarm()
