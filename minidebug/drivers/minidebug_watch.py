@@ -24,6 +24,7 @@ patches a module (os, builtins, this one) cannot blind it.
 import os
 import sys
 import sysconfig
+import types
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -93,7 +94,7 @@ class Watch:
                 if self._judge(code.co_filename):
                     self._report(code.co_filename, code.co_firstlineno,
                                  f"implements the pytest hook {getattr(caller, 'name', '?')}")
-        for change in changed_since(self._before):
+        for change in changed_since(self._before, self._judge):
             self._report("", 0, change)
 
 
@@ -105,32 +106,51 @@ def _keeper():
 
 
 def snapshot():
-    """Every attribute of the guarded modules and of the classes they define, as (module, name) -> value."""
-    state = {}
+    """The attribute namespaces of the guarded modules and of the classes they define, each with a copy:
+    [(name, live namespace, copy)]. Copies are made by C code, so taking one costs little."""
+    state = []
     for name, module in list(sys.modules.items()):
-        if name.split(".", 1)[0] not in GUARDED or module is None:
+        if module is None or name.split(".", 1)[0] not in GUARDED:
             continue
-        for attribute, value in list(vars(module).items()):
-            state[(name, attribute)] = value
+        namespace = vars(module)
+        state.append((name, namespace, dict(namespace)))
+        for attribute, value in list(namespace.items()):
             if isinstance(value, type) and value.__dict__.get("__module__") == name:
-                for key, member in list(value.__dict__.items()):
-                    state[(name, f"{attribute}.{key}")] = member
+                state.append((f"{name}.{attribute}", value.__dict__, dict(value.__dict__)))
     return state
 
 
-def changed_since(before):
-    """What changed in the guarded state since `before`: an attribute whose value is no longer the same
-    object, or a class attribute that was not there."""
+def changed_since(before, judge):
+    """What changed in the guarded state since `before`, unless trusted code (pytest's plugins, the venv's)
+    made the change: an attribute whose value is no longer the same object, or a class attribute added."""
     missing, changed = object(), []
-    now = snapshot()
-    for key, value in before.items():
-        if now.get(key, missing) is not value:
-            changed.append(f"{key[0]}.{key[1]} was changed during the run")
-    for key in now.keys() - before.keys():
-        if "." in key[1] and (key[0], key[1].split(".", 1)[0]) in before \
-                and key[1].rsplit(".", 1)[-1] not in _RUN_STATE:
-            changed.append(f"{key[0]}.{key[1]} was added during the run")
+    for name, live, copy in before:
+        for key, value in copy.items():
+            now = live.get(key, missing)
+            if now is not value and _from_untrusted_code(now, judge):
+                changed.append(f"{name}.{key} was changed during the run")
+        if type(live) is not dict:  # a class: what was added counts too
+            for key in live.keys() - copy.keys():
+                if key not in _RUN_STATE and _from_untrusted_code(live[key], judge):
+                    changed.append(f"{name}.{key} was added during the run")
     return sorted(changed)
+
+
+def _from_untrusted_code(value, judge):
+    """False only for a function, method, property or class whose code comes from a trusted file."""
+    for _ in range(4):  # unwrap bound methods, static and class methods, properties
+        if isinstance(value, (staticmethod, classmethod)) or type(value) is types.MethodType:
+            value = value.__func__
+        elif isinstance(value, property):
+            value = value.fget or value.fset
+    code = value.__code__ if type(value) is types.FunctionType else None
+    if code is not None:
+        return judge(code.co_filename) is not False
+    if isinstance(value, type):
+        module = sys.modules.get(type.__dict__["__dict__"].__get__(value).get("__module__"))
+        filename = getattr(module, "__file__", None)
+        return not isinstance(filename, str) or judge(filename) is not False
+    return True
 
 
 def _judge_maker(tree, agent_files):
@@ -193,31 +213,39 @@ def _hook(judge, report, fd):
     events, frame_attributes, guarded = dict(_EVENTS), frozenset(_FRAME_ATTRIBUTES), frozenset(GUARDED)
     looked_through = tuple("/" + name for name in _LOOKED_THROUGH)
     getframe, is_instance, length, type_of, failure = sys._getframe, isinstance, len, type, Exception
-    function_type = type(_now_ns)
+    function_type = types.FunctionType
     class_dict = type.__dict__["__dict__"].__get__
     no_bytecode, exists = (sys.pycache_prefix or "\0").rstrip("/") + "/", os.path.exists
     fd_paths = (f"/proc/self/fd/{fd}", f"/dev/fd/{fd}", f"/proc/thread-self/fd/{fd}")
     busy = []
 
+    verdicts = {}  # code object -> (judge's verdict on its file, whether it is looked through)
+
+    def verdict(code):
+        found = verdicts.get(code)
+        if found is None:
+            filename = code.co_filename
+            found = verdicts[code] = (judge(filename), filename.endswith(looked_through)
+                                      or code.co_name == "currentframe", filename.startswith("<frozen importlib"))
+        return found
+
     def cause(frame, policy):
         """The frame of the untrusted code that caused the event, or None."""
         if policy == "stack":
             while frame is not None:
-                filename = frame.f_code.co_filename
-                if filename.startswith("<frozen importlib"):
+                untrusted, _, importing = verdict(frame.f_code)
+                if importing:
                     return None  # what a module does as it is imported is its own, whoever imported it
-                if judge(filename):
+                if untrusted:
                     return frame
                 frame = frame.f_back
             return None
         while frame is not None:
-            code = frame.f_code
-            verdict = judge(code.co_filename)
-            through = code.co_filename.endswith(looked_through) or code.co_name == "currentframe"
-            if verdict is None or (through and not verdict):
+            untrusted, through, _ = verdict(frame.f_code)
+            if untrusted is None or (through and not untrusted):
                 frame = frame.f_back
                 continue
-            return frame if verdict else None
+            return frame if untrusted else None
         return None
 
     def described(event, args, text):
@@ -251,6 +279,8 @@ def _hook(judge, report, fd):
         return text
 
     def hook(event, args):
+        if event == "object.__getattr__" and args[1] not in frame_attributes:
+            return  # the most frequent event by far: pytest reads functions' __code__ and __defaults__
         entry = events.get(event)
         if entry is None:
             if event[:7] != "ctypes.":
