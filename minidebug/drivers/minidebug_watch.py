@@ -23,7 +23,6 @@ patches a module (os, builtins, this one) cannot blind it.
 
 import os
 import sys
-import sysconfig
 import types
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
@@ -160,7 +159,7 @@ def _judge_maker(tree, agent_files):
     agent = frozenset(agent_files)
     trusted = tuple(sorted({os.path.dirname(os.path.abspath(__file__)) + "/"} | {
         path.rstrip("/") + "/" for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                                            sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"])}))
+                                            os.path.dirname(os.__file__))}))  # the last: the standard library
     tainted, known = set(), {}
 
     def judge(filename):
