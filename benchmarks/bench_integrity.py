@@ -25,38 +25,57 @@ from minidebug.sandbox.choose import bwrap_works, landlock_works
 
 
 # pytest.main in the task's tree, with or without the eval driver's forgery watch (audit hook, state
-# snapshot, after-run checks); everything else alike.
+# snapshot, after-run checks); everything else alike (the watch's module is imported in both, as eval
+# imports it ahead of the run in its warm interpreter). A finding is printed, so a false one shows.
 WATCHED_RUN = """\
 import os, sys
 sys.path.insert(0, sys.argv[1])
 import pytest
 from minidebug_watch import Watch
-watch = Watch(lambda finding: None, -1, os.getcwd(), []) if sys.argv[2] == "watch" else None
+watch = Watch(lambda finding: print("finding:", finding), -1, os.getcwd(), []) if sys.argv[2] == "watch" else None
 plugins = [watch.plugin()] if watch else []
 code = pytest.main(["-q", "-p", "no:cacheprovider"], plugins=plugins)
 if watch:
-    watch.finish(plugins[0])
+    watch.finish()
 """
 
 
+# A test that calls project code 10,000 times: what the audit hook costs on ordinary code.
+CALLS = {
+    "calc.py": "def mean(values):\n    total = 0\n    for v in values:\n        total += v\n"
+               "    return total / len(values)\n",
+    "test_calc.py": "from calc import mean\n\n\ndef test_mean_many_times():\n    for i in range(10_000):\n"
+                    "        assert mean([i, i + 1, i + 2]) == i + 1\n",
+}
+
+
 def watch_rows(env, runs: int) -> list:
-    """The forgery watch's cost: the same pytest.main with and without it, interleaved."""
+    """The forgery watch's cost: the same pytest.main with and without it, interleaved, on the task's tests
+    and on a test that calls project code 10,000 times."""
     ws = env.workspace
     work = Path(tempfile.mkdtemp(prefix="minidebug-bench-watch-"))
     try:
         script = work / "run.py"
         script.write_text(WATCHED_RUN)
-        tree = work / "tree"
-        shutil.copytree(ws.prepared.eval_base, tree, symlinks=True)
+        task_tree, calls_tree = work / "tree", work / "calls"
+        shutil.copytree(ws.prepared.eval_base, task_tree, symlinks=True)
+        calls_tree.mkdir()
+        for name, text in CALLS.items():
+            (calls_tree / name).write_text(text)
         venv_env = process.episode_environ(ws.venv, ws.home, ws.tmp)
         python = str(ws.venv / "bin" / "python")
-        plain, watched = [], []
-        for _ in range(runs):
-            plain += timed(lambda: subprocess.run([python, "-B", str(script), str(ws.drivers), "plain"], cwd=tree,
-                                                  env=venv_env, capture_output=True), 1)
-            watched += timed(lambda: subprocess.run([python, "-B", str(script), str(ws.drivers), "watch"],
-                                                    cwd=tree, env=venv_env, capture_output=True), 1)
-        return [row("pytest run with the forgery watch", watched, "the same run without it", plain)]
+        rows = []
+        for label, tree in ((f"{env.task.name}'s tests", task_tree), ("a test calling project code 10,000 times",
+                                                                      calls_tree)):
+            plain, watched = [], []
+            for _ in range(runs):
+                plain += timed(lambda: subprocess.run([python, "-B", str(script), str(ws.drivers), "plain"],
+                                                      cwd=tree, env=venv_env, capture_output=True), 1)
+                watched += timed(lambda: subprocess.run([python, "-B", str(script), str(ws.drivers), "watch"],
+                                                        cwd=tree, env=venv_env, capture_output=True), 1)
+            rows.append(row(f"pytest run with the forgery watch, {label}", watched, "the same run without it",
+                            plain))
+        return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -78,10 +97,12 @@ def main() -> None:
         with minidebug.make(args.task, cache_dir=cache) as env:
             env.reset()
             env.step({"name": "eval"})  # the counted tests are measured once, on the first eval
-        for kind in sandboxes():
+        modes = [(kind, "fork") for kind in sandboxes()] + [(None, "fresh")]
+        for kind, mode in modes:
             with minidebug.make(args.task, cache_dir=cache, sandbox=kind, max_steps=10**6,
-                                max_tokens=10**9) as env:
+                                max_tokens=10**9, eval_mode=mode) as env:
                 env.reset()
+                env.step({"name": "eval"})  # an env's first eval runs fresh; the warm interpreter starts after it
                 ws = env.workspace
                 venv_env = process.episode_environ(ws.venv, ws.home, ws.tmp)
                 bare, ours = [], []
@@ -89,10 +110,14 @@ def main() -> None:
                     bare += timed(lambda: subprocess.run(env.task.eval_command, cwd=ws.root, env=venv_env,
                                                          capture_output=True), 1)
                     ours += timed(lambda: env.step({"name": "eval"}), 1)
-                rows.append(row(f"eval step, sandbox={kind}", ours, "python -m pytest in the same venv", bare))
-                resets = timed(env.reset, runs)
-                rows.append(row(f"warm reset, sandbox={kind}", resets))
-                if kind is None:
+                rows.append(row(f"eval step, sandbox={kind}, eval_mode={mode}", ours,
+                                "python -m pytest in the same venv", bare))
+                if mode == "fork" and kind is None:  # no pause between evals: the warm one is still importing
+                    rows.append(row("eval step back to back, sandbox=None, eval_mode=fork",
+                                    timed(lambda: env.step({"name": "eval"}), runs)))
+                if mode == "fork":
+                    rows.append(row(f"warm reset, sandbox={kind}", timed(env.reset, runs)))
+                if kind is None and mode == "fork":
                     rows += watch_rows(env, runs)
 
         venv = next(p for p in (cache / "venvs").iterdir() if p.is_dir())

@@ -59,6 +59,12 @@ class EnvConfig(BaseModel):
         description="Score 0 any eval that showed signs of in-memory forgery (`info[\"suspicious\"]`: code "
                     "the agent changed reached into the test runner); else such an eval keeps its score and "
                     "only says so. Default False.")
+    eval_mode: Optional[Literal["fork", "fresh"]] = Field(
+        None,
+        description='How eval starts pytest: "fork" from a warm interpreter that imported pytest and its '
+                    'plugins ahead of the eval (started after reset() and after each eval, confined as eval '
+                    'is; it turns itself off where forking is not safe), or "fresh", a new interpreter per '
+                    'eval. Default None: the task\'s `eval_mode`, else "fork".')
     strategy: str = Field(
         "debug",
         description='Which debugging tools the agent starts with: "debug" (all of them), "rewrite" (no '

@@ -14,7 +14,8 @@ from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from ..sandbox import choose as sandbox
 from ..sandbox.confinement import Confinement
 from ..scoring.counted import counted_tests
-from ..scoring.evaluate import EvalResult, evaluate
+from ..scoring.evaluate import EvalResult, evaluate, start_warm_eval
+from ..scoring.warm import THREAD_STARTED, WarmEval
 from ..store import cache, treeguard
 from ..store.cache import PreparedTask
 from ..store.venv import invalidate
@@ -55,6 +56,8 @@ class DebugEnv:
         self.tools: dict[str, Tool] = self.toolbox.tools
         self.workspace: Workspace | None = None
         self.confinement: Confinement | None = None
+        self._warm: WarmEval | None = None  # the next eval's warm interpreter (see scoring/warm.py)
+        self._fork = (config.eval_mode or task.spec.eval_mode or "fork") == "fork"
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
         self._steps = 0
         self._started = 0.0
@@ -90,6 +93,7 @@ class DebugEnv:
             self._tampered = True  # start over from a rebuilt entry
             for tool in self.tools.values():
                 tool.reset(self, False)
+            self._end_warm()
             self.confinement.kill_strays([self.workspace.dir])
             cache.invalidate_entry(self.workspace.prepared)
             self.workspace.close()
@@ -105,8 +109,10 @@ class DebugEnv:
             tool.reset(self, self.config.keep_breakpoints)
         self.toolbox.restore()
         if not fresh:
+            self._end_warm()
             self.confinement.kill_strays([self.workspace.dir])
             self.workspace.reset()
+        self._start_warm()
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
         self._steps = 0
         self._done = False
@@ -185,6 +191,7 @@ class DebugEnv:
             self._closed = True
             for tool in self.tools.values():
                 tool.close()
+            self._end_warm()
             if self.confinement is not None:
                 if self.workspace is not None:
                     self.confinement.kill_strays([self.workspace.dir])
@@ -280,6 +287,7 @@ class DebugEnv:
     def evaluate(self) -> EvalResult:
         """Score the agent's changes in a fresh eval tree (see evaltree.py)."""
         assert self.workspace is not None and self.confinement is not None
+        tampered_before = self._tampered
         notes = ["the venv had been changed by a program and was rebuilt before this eval"] \
             if self._check_venv() else []
         if cache.restore_drivers(self.workspace.drivers):
@@ -294,7 +302,18 @@ class DebugEnv:
             self._tampered = True
             cache.repair_eval_base(self.task, self.workspace.prepared)
             notes.append("the task's pristine files had been changed by a program and were written again")
-        result = evaluate(self.workspace, self._counted(), self.limits.eval_timeout, self.confinement, notes)
+        counted = self._counted()
+        warm, self._warm = self._warm, None
+        if warm is not None and (notes or tampered_before != self._tampered):
+            warm.close()  # it may have imported what a program had changed
+            warm = None
+        try:
+            result = evaluate(self.workspace, counted, self.limits.eval_timeout, self.confinement, notes, warm)
+        finally:
+            if warm is not None:
+                warm.close()
+                self._fork = self._fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
+            self._start_warm()
         if self.config.strict and result.suspicious and result.score:
             result = replace(result, score=0, notes=result.notes + (
                 f"scored 0 (strict): the run showed signs of in-memory forgery; it would have scored "
@@ -348,6 +367,20 @@ class DebugEnv:
             confinement.close()
             raise
         self.workspace, self.confinement = workspace, confinement
+
+    def _start_warm(self) -> None:
+        """Start the next eval's warm interpreter in the background (fork mode, once the counted tests are
+        known: the first eval of a task on a machine measures them fresh)."""
+        if self._fork and self._warm is None and self.counted is not None and self.workspace is not None:
+            try:
+                self._warm = start_warm_eval(self.workspace, self.confinement)
+            except OSError:
+                self._warm = None
+
+    def _end_warm(self) -> None:
+        if self._warm is not None:
+            self._warm.close()
+            self._warm = None
 
     def _check_venv(self) -> bool:
         """Rebuild the venv if a program changed it; returns True (and flags info["tampered"]) if it did."""

@@ -52,6 +52,7 @@ def make(
     sandbox: str | None = "auto",
     strategy: str = "debug",
     strict: bool = False,
+    eval_mode: str | None = None,
     requirements: list[str] | tuple[str, ...] = (),
     encoding: str | None = None,
     cache_dir: Any = None,
@@ -83,7 +84,8 @@ def make(
     overrides = {key: value for key, value in overrides.items() if value is not None}
     config: dict[str, Any] = {"terminate_on_success": terminate_on_success, "max_seconds": max_seconds,
                               "keep_breakpoints": keep_breakpoints, "sandbox": sandbox,
-                              "cache_dir": cache_dir, "strategy": strategy, "strict": strict}
+                              "cache_dir": cache_dir, "strategy": strategy, "strict": strict,
+                              "eval_mode": eval_mode}
     if tools is not None:
         config["tools"] = tuple(tools)
     if bash and "bash" not in config.get("tools", ()):

@@ -95,12 +95,11 @@ def _sender(fd, nonce):
     return send
 
 
-def main():
-    fd = int(os.environ.pop("MINIDEBUG_EVAL_FD"))
-    settings = _receive(fd)
+def run(fd, settings):
+    """One pytest run with `settings`, reporting over `fd`; returns pytest's exit code."""
     nonce = settings.pop("nonce").encode()
     send = _sender(fd, nonce)
-    import pytest  # noqa: F401 - before the project's folders are on sys.path
+    import pytest  # before the project's folders are on sys.path
 
     _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []))
     from minidebug_watch import Watch
@@ -122,7 +121,91 @@ def main():
         except Exception as exc:  # the report goes out whatever happened to the checks
             send(b"!", f"the after-run checks failed: {exc!r}")
         send(b"", dumps(recorded()))
-    sys.exit(int(code))
+    return int(code)
+
+
+def serve(control):
+    """Warm mode: import what every run imports first (pytest, its plugins, the venv's, the watch), then
+    wait on the `control` socket for one request (`run`, with the report socket and the output pipe
+    attached), fork a child for it (its own session, the pipe as stdout and stderr, the seccomp filter
+    installed, dumpable again), send `pid N`, wait for it, send `exit N CODE` and end. Returns the report
+    descriptor in the child only, which then runs as a fresh process would. The warm parent never runs code
+    of the project, is not dumpable, and serves one run, so nothing a run does reaches another."""
+    import ctypes
+    import socket
+    import threading
+
+    settings = _receive(control)
+    import pytest  # noqa: F401
+
+    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []))
+    import minidebug_watch  # noqa: F401 - compiled once, here, not in the child
+
+    if threading.active_count() > 1:  # a pre-imported module started a thread: forking is not safe
+        os.write(control, b"fresh a module imported before the run started a thread\n")
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    channel = socket.socket(fileno=control)
+    os.write(control, b"ready\n")
+    try:
+        message, fds, _, _ = socket.recv_fds(channel, 64, 2)
+    except OSError:
+        return None
+    if message != b"run\n" or len(fds) != 2:
+        return None
+    report, output = fds
+    pid = os.fork()
+    if pid == 0:
+        channel.close()
+        _become_child(libc, output, settings.get("filter"))
+        return report
+    os.close(report)
+    os.close(output)
+    os.write(control, f"pid {pid}\n".encode())
+    _, status = os.waitpid(pid, 0)
+    os.write(control, f"exit {pid} {os.waitstatus_to_exitcode(status)}\n".encode())
+    return None
+
+
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22
+
+
+def _become_child(libc, output, instructions):
+    """In a forked child: a session of its own, `output` as stdout and stderr, SIGKILL when the warm
+    parent dies, dumpable as any fresh process, then the seccomp filter the host built (see seccomp.py)."""
+    import ctypes
+    import signal
+
+    os.setsid()
+    for target in (1, 2):
+        os.dup2(output, target)
+    os.close(output)
+    libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if instructions:
+        class Instruction(ctypes.Structure):
+            _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                        ("k", ctypes.c_uint32)]
+
+        class Program(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Instruction))]
+
+        code = (Instruction * len(instructions))(*[Instruction(*i) for i in instructions])
+        program = Program(len(instructions), code)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+                libc.prctl(_PR_SET_SECCOMP, 2, ctypes.byref(program), 0, 0) != 0:
+            os._exit(126)  # never run a child without the filter
+
+
+def main():
+    fd = int(os.environ.pop("MINIDEBUG_EVAL_FD"))
+    if sys.argv[1:] == ["--warm"]:
+        fd = serve(fd)
+        if fd is None:
+            sys.exit(0)
+        sys.argv = sys.argv[:1]
+    sys.exit(run(fd, _receive(fd)))
 
 
 if __name__ == "__main__":

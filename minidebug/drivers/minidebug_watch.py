@@ -292,7 +292,7 @@ def _hook(judge, report, fd):
             policy, text = entry
             if policy == "taint":  # compile(source, filename): code compiled by untrusted code stays untrusted
                 filename = args[1] if length(args) > 1 else None
-                if is_instance(filename, str) and filename[:1] != "<" and judge(getframe(1).f_code.co_filename):
+                if is_instance(filename, str) and filename[:1] != "<" and verdict(getframe(1).f_code)[0]:
                     judge.taint(filename)
                 return
             what = described(event, args, text)

@@ -70,13 +70,15 @@ class Confinement:
 
         return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv)
 
-    def preexec(self, writable: list[Path]):
-        """A function to run in the child before exec: limits, cgroup, SIGKILL when the parent dies, and the
-        Landlock ruleset when that is the sandbox (a child that cannot apply it never runs)."""
+    def preexec(self, writable: list[Path], group_filter: bool = True):
+        """A function to run in the child before exec: limits, cgroup, SIGKILL when the parent dies, the
+        Landlock ruleset when that is the sandbox (a child that cannot apply it never runs), and the seccomp
+        filter unless `group_filter` is False (a program that installs `group_filter_program()` itself in
+        each process it starts, after giving it a process group of its own)."""
         cgroup = self.cgroup.path
         memory, cpu, fsize, nproc = self.memory_mb * MB, self.cpu_seconds, self.file_size_mb * MB, self.processes
         ruleset = self._ruleset(writable) if self.sandbox == "landlock" else None
-        stay_in_group = self._stay_in_group
+        stay_in_group = self._stay_in_group if group_filter else None
 
         def apply() -> None:
             if cgroup is not None:
@@ -118,11 +120,16 @@ class Confinement:
                                                                      venv=self.venv))
         return found[1]
 
-    def prepare(self, argv: list[str], env: dict[str, str], writable: list[Path], cwd: Path) -> Launch:
+    def group_filter_program(self) -> list[tuple[int, int, int, int]] | None:
+        """The seccomp filter's instructions (see seccomp.StayInGroup), or None where none applies."""
+        return list(self._stay_in_group.instructions) if self._stay_in_group is not None else None
+
+    def prepare(self, argv: list[str], env: dict[str, str], writable: list[Path], cwd: Path,
+                group_filter: bool = True) -> Launch:
         """What it takes to start argv confined: the command line, the environment (with the episode's
         token), the function to run before exec and the descriptors it needs."""
         return Launch(self.command(argv, writable, cwd), {**env, STRAY_VARIABLE: self.token},
-                      self.preexec(writable), self.inherited_fds(writable))
+                      self.preexec(writable, group_filter), self.inherited_fds(writable))
 
     def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, writable: list[Path],
             pass_fds: tuple[int, ...] = ()) -> tuple[Completed, str]:

@@ -97,33 +97,16 @@ def run(
         preexec_fn=preexec,
         pass_fds=pass_fds,
     )
-    reader = _CappedReader(max_output)
-    timed_out = False
-    deadline = start + timeout
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
     try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            exited_at: float | None = None
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    timed_out = True
-                    break
-                if exited_at is None and proc.poll() is not None:
-                    exited_at = now
-                if exited_at is not None and now - exited_at > 0.2:
-                    break  # the leader is gone; something in its group holds the pipe open
-                wait = min(deadline - now, 0.05 if exited_at is not None else 0.5)
-                if selector.select(wait) and not reader.read(fd):
-                    break  # EOF
+        reader, timed_out = read_output(proc.stdout.fileno(), start + timeout, lambda: proc.poll() is not None,
+                                        max_output)
     except BaseException:  # KeyboardInterrupt included: nothing of the command outlives this call
         kill_group(proc.pid)
         proc.stdout.close()
         proc.wait()
         raise
+    deadline = start + timeout
     if not timed_out:
         try:  # output ended: give the leader a moment to exit on its own, so its status is its own
             proc.wait(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
@@ -132,7 +115,7 @@ def run(
     kill_group(proc.pid)
     if timed_out:
         try:
-            while reader.read(fd):
+            while reader.read(proc.stdout.fileno()):
                 pass
         except OSError:
             pass
@@ -145,6 +128,29 @@ def run(
         seconds=time.monotonic() - start,
         dropped_bytes=reader.dropped,
     )
+
+
+def read_output(fd: int, deadline: float, exited: Callable[[], bool],
+                max_output: int = DEFAULT_MAX_OUTPUT) -> tuple[_CappedReader, bool]:
+    """Read a program's output from `fd` (made non-blocking) until it ends, or until 0.2 s after `exited()`
+    says the program is gone while something it started still holds the pipe; returns the reader and
+    whether `deadline` (a time.monotonic() value) passed first."""
+    reader = _CappedReader(max_output)
+    os.set_blocking(fd, False)
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        exited_at: float | None = None
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return reader, True
+            if exited_at is None and exited():
+                exited_at = now
+            if exited_at is not None and now - exited_at > 0.2:
+                return reader, False  # the leader is gone; something in its group holds the pipe open
+            wait = min(deadline - now, 0.05 if exited_at is not None else 0.5)
+            if selector.select(wait) and not reader.read(fd):
+                return reader, False  # EOF
 
 
 def kill_group(pid: int) -> None:

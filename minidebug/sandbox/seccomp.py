@@ -62,6 +62,7 @@ class StayInGroup:
         for number, error in refused:
             code += [(_JUMP_IF_EQUAL, 0, 1, number), (_RETURN, 0, 0, _ERRNO | error)]
         code.append((_RETURN, 0, 0, _ALLOW))
+        self.instructions = tuple(code)  # (code, jt, jf, k) each: what a warm eval interpreter installs itself
         self._code = (_Instruction * len(code))(*[_Instruction(*i) for i in code])
         self._program = _Program(len(code), self._code)
         self._libc = ctypes.CDLL(None, use_errno=True)

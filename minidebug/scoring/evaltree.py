@@ -12,7 +12,6 @@ observation.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -20,8 +19,11 @@ from typing import Iterator
 
 from ..errors import WorkspaceError
 from ..tasks.harness import Harness
-from ..workspace.safefs import read_entry, remove_entry, write_entry
+from ..workspace.safefs import empty_folder, read_entry, remove_entry, write_entry
 from ..workspace.worktree import Workspace
+
+
+EVAL_TREE, EVAL_SCRATCH = "eval", "scratch"  # folders of the episode's: the tree, and HOME and TMPDIR of a run
 
 
 def _link_stays_inside(rel: str, target: str) -> bool:
@@ -36,14 +38,13 @@ def _link_stays_inside(rel: str, target: str) -> bool:
 
 
 def copy_pristine(eval_base: Path, tree: Path) -> None:
-    """Copy the task's pristine tree to `tree` (a new folder), modes and links as they are.
+    """Copy the task's pristine tree into `tree` (an empty folder), modes and links as they are.
 
     Raises:
         WorkspaceError: the copy failed.
     """
     copied = subprocess.run(["cp", "-a", "--", f"{eval_base}/.", str(tree)], capture_output=True, text=True)
     if copied.returncode != 0:
-        shutil.rmtree(tree, ignore_errors=True)
         raise WorkspaceError(f"could not copy the task's pristine tree: {copied.stderr.strip()}")
 
 
@@ -96,19 +97,19 @@ def lay_changes(workspace: Workspace, tree: Path, harness: Harness, laid: list[s
 def eval_tree(workspace: Workspace, harness: Harness,
               without: tuple[str, ...] = ()) -> Iterator[tuple[Path, list[str], list[str]]]:
     """A fresh eval tree for one eval, with what `harness` owns from the task, less the files in `without`;
-    yields (its path, notes, the files laid from the agent's changes) and removes it afterwards.
+    yields (its path, notes, the files laid from the agent's changes) and empties it afterwards. The folder
+    itself stays (see `EVAL_TREE`), so that a warm eval interpreter started in it sees each new tree.
 
     Raises:
         WorkspaceError: the pristine tree could not be copied.
     """
-    tree = workspace.dir / "eval"
-    remove_entry(workspace.dir, "eval")
-    copy_pristine(workspace.prepared.eval_base, tree)
-    for rel in without:
-        remove_entry(tree, rel)
+    tree = empty_folder(workspace.dir, EVAL_TREE)
     try:
+        copy_pristine(workspace.prepared.eval_base, tree)
+        for rel in without:
+            remove_entry(tree, rel)
         laid: list[str] = []
         notes = lay_changes(workspace, tree, harness, laid)
         yield tree, notes, laid
     finally:
-        remove_entry(workspace.dir, "eval")
+        empty_folder(workspace.dir, EVAL_TREE)

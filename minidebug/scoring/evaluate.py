@@ -10,13 +10,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..sandbox.confinement import Confinement
-from ..workspace.safefs import read_entry, remove_entry
+from ..workspace.safefs import empty_folder, read_entry
 from . import forgery
 from ..workspace.worktree import Workspace
 from .counted import test_files
-from .evaltree import eval_tree
+from .evaltree import EVAL_SCRATCH, EVAL_TREE, eval_tree
 from .ids import match_outcomes
-from .pytest_run import PytestRun, run_pytest
+from .pytest_run import PytestRun, run_pytest, start_warm
+from .warm import WarmEval
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class EvalResult:
     notes: tuple[str, ...] = ()
     collect_errors: int = 0
     suspicious: tuple[str, ...] = ()  # signs of in-memory forgery: `file:line: what` (see minidebug_watch)
+    forked: bool = False  # the scored run was forked from a warm interpreter (see warm.py)
 
     @property
     def success(self) -> bool:
@@ -77,19 +79,19 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
             notes.append(f"{len(regressions)} pass_to_pass test(s) do not pass: {', '.join(regressions[:5])}")
         value = 0 if regressions else sum(tests[t] == "passed" for t in fail_to_pass)
         return EvalResult(value, len(fail_to_pass), run.output, tests, tuple(notes), len(run.collect_errors),
-                          run.suspicious)
+                          run.suspicious, run.forked)
     missing = [t for t in counted if tests[t] == "did not run"]
     if missing and run.outcomes is not None:
         notes.append(f"{len(missing)} counted test(s) did not run: {', '.join(missing[:3])}"
                      f"{' ...' if len(missing) > 3 else ''}")
     return EvalResult(sum(tests[t] == "passed" for t in counted), len(counted), run.output, tests, tuple(notes),
-                      len(run.collect_errors), run.suspicious)
+                      len(run.collect_errors), run.suspicious, run.forked)
 
 
 def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
-             notes: list[str] = ()) -> EvalResult:
+             notes: list[str] = (), warm: WarmEval | None = None) -> EvalResult:
     """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
-    own, against the task's counted tests.
+    own, against the task's counted tests; forked from `warm` (see `start_warm_eval`) where given.
 
     A task with hidden files runs twice: the scored run in the full tree, whose output is never shown, and a
     run of the same command in a tree without the hidden files, whose output is the one the agent sees. So
@@ -102,31 +104,35 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
         notes.append(f"read-only files restored before eval: {', '.join(restored)}")
     harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted))
     hidden_files = workspace.prepared.hidden_files
-    run, tree_notes = _run(workspace, harness, timeout, confinement)
+    run, tree_notes = _run(workspace, harness, timeout, confinement, warm)
     if not hidden_files:
         return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
-    shown, _ = _run(workspace, harness, timeout, confinement, without=hidden_files)
+    shown, _ = _run(workspace, harness, timeout, confinement, None, without=hidden_files)  # a warm one serves one
     result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown.output,
                                  workspace)
 
 
-def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement,
+def start_warm_eval(workspace: Workspace, confinement: Confinement) -> WarmEval:
+    """A warm eval interpreter (see warm.py) for the workspace's next eval, started in the background."""
+    tree, scratch = empty_folder(workspace.dir, EVAL_TREE), empty_folder(workspace.dir, EVAL_SCRATCH)
+    return start_warm(tree, scratch, venv=workspace.venv, drivers=workspace.drivers, confinement=confinement)
+
+
+def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement, warm: WarmEval | None,
          without: tuple[str, ...] = ()) -> tuple[PytestRun, list[str]]:
     """One confined pytest run of the task's eval command in a fresh eval tree; the tree's path is cut
     from the output."""
     task = workspace.task
     with eval_tree(workspace, harness, without) as (tree, tree_notes, laid):
         static = _static_findings(workspace, tree, laid)
-        remove_entry(workspace.dir, "scratch")
-        scratch = workspace.dir / "scratch"  # a name that the tree's path is not a prefix of
-        scratch.mkdir()
+        scratch = empty_folder(workspace.dir, EVAL_SCRATCH)  # a name that the tree's path is not a prefix of
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                             agent_files=tuple(laid))
+                             agent_files=tuple(laid), warm=warm)
         finally:
-            remove_entry(workspace.dir, "scratch")
+            empty_folder(workspace.dir, EVAL_SCRATCH)
     return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."),
                    suspicious=static + run.suspicious), tree_notes
 

@@ -20,6 +20,7 @@ from ..sandbox.confinement import Confinement
 from ..sandbox.process import episode_environ
 from ..store.venv import pytest_plugins
 from ..tasks.command import pytest_arguments
+from .warm import WarmEval
 
 
 # Where the driver points sys.pycache_prefix once pytest is imported: a path below a character device, where
@@ -36,24 +37,39 @@ class PytestRun:
     collect_errors: tuple[str, ...] = ()
     collected: tuple[str, ...] = ()
     suspicious: tuple[str, ...] = ()  # signs that code under test reached into the runner (see minidebug_watch)
+    forked: bool = False  # run in a child of a warm interpreter (see warm.py), not a fresh one
 
 
-def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
-               confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
-               agent_files: tuple[str, ...] = ()) -> PytestRun:
-    """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined.
-    `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched."""
-    args, cwd_on_path = pytest_arguments(command)
-    sys_path = [str(tree), str(tree / "src")] if source_layout else []
-    if cwd_on_path and not source_layout:
-        sys_path.append(str(tree))
-    preload = pytest_plugins(venv)
-    plugins = [arg for plugin in preload for arg in ("-p", plugin)]
+def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinement: Confinement) -> WarmEval:
+    """A warm eval interpreter (see warm.py) for runs in `tree` with `scratch`, confined as they are."""
+    env, _ = _environ(venv, scratch)
+    argv = [str(venv / "bin" / "python"), "-s", "-B", str(drivers / "minidebug_eval.py"), "--warm"]
+    return WarmEval(confinement, argv, env, tree, scratch, {"pycache": NO_BYTECODE,
+                                                            "preload": list(pytest_plugins(venv))})
+
+
+def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A run's environment (HOME and TMPDIR in `scratch`, made here) and the venv's plugins it loads."""
     home, tmp = scratch / "home", scratch / "tmp"
     for folder in (home, tmp):
         folder.mkdir(parents=True, exist_ok=True)
     env = episode_environ(venv, home, tmp)
     env.update(PYTEST_ADDOPTS="", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    return env, pytest_plugins(venv)
+
+
+def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
+               confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
+               agent_files: tuple[str, ...] = (), warm: WarmEval | None = None) -> PytestRun:
+    """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:
+    forked from `warm` where given and able (see warm.py), else in a fresh interpreter.
+    `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched."""
+    args, cwd_on_path = pytest_arguments(command)
+    sys_path = [str(tree), str(tree / "src")] if source_layout else []
+    if cwd_on_path and not source_layout:
+        sys_path.append(str(tree))
+    env, preload = _environ(venv, scratch)
+    plugins = [arg for plugin in preload for arg in ("-p", plugin)]
     host, child = socket.socketpair()
     nonce = secrets.token_hex(16)
     try:
@@ -67,9 +83,14 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         reader = threading.Thread(target=_read_all, args=(host, received), daemon=True)
         reader.start()
         argv = [str(venv / "bin" / "python"), "-s", "-B", str(drivers / "minidebug_eval.py")]
+        forked = None
         try:
-            _, output = confinement.run(argv, cwd=tree, env=env, timeout=timeout, writable=[tree, scratch],
-                                        pass_fds=(child.fileno(),))
+            forked = warm.run(child, timeout) if warm is not None else None
+            if forked is not None:
+                output = "\n".join(filter(None, [forked.describe(timeout), confinement.note(forked)]))
+            else:
+                _, output = confinement.run(argv, cwd=tree, env=env, timeout=timeout, writable=[tree, scratch],
+                                            pass_fds=(child.fileno(),))
         except OSError as exc:
             return PytestRun(None, f"could not run {argv[0]}: {exc}")
         finally:
@@ -84,9 +105,9 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         host.close()
     report, findings = _parse(b"".join(received), nonce.encode())
     if report is None:
-        return PytestRun(None, output, suspicious=tuple(findings))
+        return PytestRun(None, output, suspicious=tuple(findings), forked=forked is not None)
     return PytestRun(report["tests"], output, tuple(map(str, report.get("collect_errors", []))),
-                     tuple(map(str, report.get("collected", []))), tuple(findings))
+                     tuple(map(str, report.get("collected", []))), tuple(findings), forked is not None)
 
 
 def _read_all(sock: socket.socket, into: list[bytes]) -> None:

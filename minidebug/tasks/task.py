@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -114,6 +114,7 @@ class TaskSpec(BaseModel):
     description: str = Field(min_length=1)
     eval: str = Field(min_length=1)
     entrypoint: Optional[str] = None
+    eval_mode: Optional[Literal["fork", "fresh"]] = None  # "fresh": never fork eval from a warm interpreter
     requirements: list[str] = []
     readonly: list[str] = []
     hidden: list[str] = []

@@ -92,6 +92,27 @@ def remove_entry(root: Path, rel: str) -> None:
         pass
 
 
+def empty_folder(root: Path, name: str) -> Path:
+    """The folder `name` directly under root, emptied (so that what holds it, a sandbox's mount or a process's
+    working directory, sees what is put there next), or made anew if it is missing or not a real folder."""
+    folder = root / name
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        remove_entry(root, name)
+        folder.mkdir()
+        return folder
+    try:
+        for entry in os.listdir(fd):
+            if stat.S_ISDIR(os.stat(entry, dir_fd=fd, follow_symlinks=False).st_mode):
+                remove_at(fd, entry)
+            else:
+                os.unlink(entry, dir_fd=fd)
+    finally:
+        os.close(fd)
+    return folder
+
+
 def write_entry(root: Path, rel: str, kind: str, data: bytes, mode: int) -> None:
     """Create the file or symlink `rel` under root (a tree the host made), replacing what is in the way."""
     parts = rel.split("/")

@@ -1,0 +1,194 @@
+"""A warm eval interpreter: pytest imported ahead of the eval, each run forked from it.
+
+An eval's cost is mostly a new interpreter importing pytest, its plugins and the venv's; and where a pids
+cgroup holds the episode, moving each new process into it costs a kernel grace period (tens of ms). So
+after reset and after each eval, the episode starts the eval driver in warm mode (`minidebug_eval.py
+--warm`), confined exactly as an eval (same sandbox, limits, cgroup, writable folders), which imports
+all that and waits. The next eval sends it the report socket and an output pipe; it forks a child that
+takes a session of its own, installs the seccomp filter and runs the tests exactly as a fresh driver
+would. The warm interpreter never runs code of the project, is not dumpable, and serves one run only:
+after it, it ends and the host starts the next, so nothing a run does reaches a later one. (A task with
+hidden files runs its second, output-only run fresh.)
+
+Results are the same as a fresh process's; where forking is not safe (a pre-imported module started a
+thread) the interpreter says so and the episode runs each eval fresh, as with `eval_mode="fresh"`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from ..sandbox import process, reaper
+from ..sandbox.confinement import Confinement
+from ..sandbox.process import Completed
+
+THREAD_STARTED = "a module imported before the run started a thread"  # the driver's words: forking is unsafe
+READY_TIMEOUT = 60.0  # seconds an eval waits for the warm interpreter to finish importing
+
+
+class WarmEval:
+    """One warm eval interpreter, for one run in `tree` (the eval tree's folder, kept across evals) with
+    `scratch`.
+
+    Args:
+        argv: the driver's command line (warm mode); env: its environment (HOME and TMPDIR in scratch).
+        settings: what the driver imports first (`pycache`, `preload`).
+    """
+
+    def __init__(self, confinement: Confinement, argv: list[str], env: dict[str, str], tree: Path,
+                 scratch: Path, settings: dict):
+        self.tree, self.scratch = tree, scratch
+        self._folders = _identity(tree, scratch)
+        self._bwrap = confinement.sandbox == "bwrap"
+        self._control, child = socket.socketpair()
+        self._buffer = b""
+        self._state = "starting"
+        self.reason = ""
+        try:
+            launch = confinement.prepare(argv, {**env, "MINIDEBUG_EVAL_FD": str(child.fileno())},
+                                         [tree, scratch], tree, group_filter=False)
+            self._proc = subprocess.Popen(launch.argv, cwd=tree, env=launch.env, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True, preexec_fn=launch.preexec,
+                                          pass_fds=(child.fileno(), *launch.pass_fds))
+        except BaseException:
+            self._control.close()
+            raise
+        finally:
+            child.close()
+        settings = {**settings, "filter": confinement.group_filter_program()}
+        self._control.sendall(json.dumps(settings).encode() + b"\n")
+
+    def run(self, report: socket.socket, timeout: float,
+            max_output: int = process.DEFAULT_MAX_OUTPUT) -> Completed | None:
+        """One run, forked from the warm interpreter, with `report` (the child's end of the report socket);
+        None, with `reason` set, when the interpreter cannot serve it (the caller then runs it fresh)."""
+        start = time.monotonic()
+        if not self._ready(min(timeout, READY_TIMEOUT)):
+            return None
+        if _identity(self.tree, self.scratch) != self._folders:
+            self._give_up("the eval tree's folder was replaced")
+            return None
+        read_end, write_end = os.pipe()
+        try:
+            try:
+                socket.send_fds(self._control, [b"run\n"], [report.fileno(), write_end])
+            except OSError:
+                self._give_up("the warm interpreter is gone")
+                return None
+            finally:
+                os.close(write_end)
+            self._state = "running"
+            pid = self._line(start + timeout, "pid")
+            if pid is None:
+                self._give_up("the warm interpreter did not start the run")
+                return None
+            child = self._own_child(pid)
+            exit_code: list[int] = []
+
+            def exited() -> bool:
+                if not exit_code:
+                    line = self._line(0.0, "exit")
+                    if line is not None:
+                        exit_code.append(int(line.split()[-1]))
+                    elif self._state == "gone":
+                        exit_code.append(-9)
+                return bool(exit_code)
+
+            reader, timed_out = process.read_output(read_end, start + timeout, exited, max_output)
+            if not timed_out and not exit_code:  # output ended: the run's own exit follows
+                line = self._line(min(start + timeout, time.monotonic() + 1.0), "exit")
+                if line is not None:
+                    exit_code.append(int(line.split()[-1]))
+            self._end_run(child, timed_out)
+            if timed_out:
+                try:
+                    while reader.read(read_end):
+                        pass
+                except OSError:
+                    pass
+        finally:
+            os.close(read_end)
+        return Completed(returncode=None if timed_out or not exit_code else exit_code[0], output=reader.text(),
+                         timed_out=timed_out, seconds=time.monotonic() - start, dropped_bytes=reader.dropped)
+
+    def close(self) -> None:
+        """End the warm interpreter and what it started. Idempotent."""
+        if self._state == "closed":
+            return
+        self._state = "closed"
+        self._control.close()
+        process.kill_group(self._proc.pid)
+        self._proc.wait()
+
+    # -- internals ---------------------------------------------------------------------------
+    def _ready(self, timeout: float) -> bool:
+        if self._state == "starting":
+            line = self._line(time.monotonic() + timeout, "")
+            if line == "ready":
+                self._state = "ready"
+            else:
+                self._give_up(line[len("fresh "):] if line and line.startswith("fresh ")
+                              else "the warm interpreter did not start")
+        return self._state == "ready"
+
+    def _line(self, deadline: float, prefix: str) -> str | None:
+        """The next line from the interpreter starting with `prefix`, waiting until `deadline`."""
+        while True:
+            if b"\n" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\n", 1)
+                text = line.decode("ascii", "replace")
+                if text.startswith(prefix):
+                    return text
+                continue
+            wait = deadline - time.monotonic()
+            if self._state in ("gone", "closed"):
+                return None
+            with selectors.DefaultSelector() as selector:
+                selector.register(self._control, selectors.EVENT_READ)
+                if not selector.select(max(wait, 0.0)):
+                    return None
+            try:
+                chunk = self._control.recv(4096)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._state = "gone"
+                return None
+            self._buffer += chunk[:65536]
+
+    def _own_child(self, line: str) -> int | None:
+        """The pid in a `pid N` line, if that is a child of the interpreter leading its own process group
+        (checked while the interpreter waits for it): the host never kills a group only because a line
+        named it. None under bwrap, whose pids are not the host's."""
+        try:
+            pid = int(line.split()[1])
+        except (IndexError, ValueError):
+            return None
+        stat = None if self._bwrap else reaper.proc_stat(pid)
+        return pid if stat is not None and stat.ppid == self._proc.pid and stat.pgid == pid else None
+
+    def _end_run(self, child: int | None, timed_out: bool) -> None:
+        """Kill what is left of the run: its process group, or where that is not known (under bwrap),
+        the interpreter and with it everything it started, if the run is still going."""
+        if child is not None:
+            process.kill_group(child)
+        elif timed_out:
+            self.close()
+
+    def _give_up(self, reason: str) -> None:
+        self.reason = self.reason or reason
+        self.close()
+
+
+def _identity(*folders: Path) -> tuple:
+    try:
+        return tuple((stat.st_dev, stat.st_ino) for stat in (os.lstat(folder) for folder in folders))
+    except OSError:
+        return ()

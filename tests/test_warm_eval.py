@@ -1,0 +1,220 @@
+"""Eval forked from a warm interpreter: the same outcomes as a fresh one, in every sandbox mode; nothing a
+run starts outlives it; a run that hangs or kills the interpreter costs only its own eval; reset and close
+end the interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+
+from minidebug.sandbox.choose import bwrap_works, landlock_works
+from minidebug.tasks.task import bundled_task_names
+
+from .conftest import descendants
+
+SANDBOXES = [None, pytest.param("landlock", marks=pytest.mark.skipif(not landlock_works(), reason="no Landlock")),
+             pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no usable bubblewrap"))]
+
+# A failing test shows (in the eval's output) what started it: a warm interpreter's child or a fresh one.
+WHO = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "test_calc.py": """\
+        import os
+
+        from calc import add
+
+
+        def test_add():
+            assert add(2, 3) == 5
+
+
+        def test_parent():
+            with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
+                parent = handle.read().replace(b"\\0", b" ").decode()
+            print("parent:", parent)
+            assert False
+        """,
+}
+
+
+def cmdlines(pids) -> list[str]:
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                found.append(handle.read().replace(b"\0", b" ").decode())
+        except OSError:
+            pass
+    return found
+
+
+def settled(count, expected, seconds: float = 10.0):
+    """count() once it equals `expected`, or its last value after `seconds` (a warm interpreter is started in
+    the background: under bwrap its command line shows once bwrap has set up the sandbox)."""
+    deadline = time.monotonic() + seconds
+    while (value := count()) != expected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return value
+
+
+def warm_interpreters() -> list[str]:
+    """The command lines of the warm interpreters running (bwrap's own process, where there is one, left out)."""
+    return [line for line in cmdlines(descendants())
+            if "minidebug_eval.py --warm" in line and not line.startswith(("bwrap", "/usr/bin/bwrap"))]
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_evals_after_the_first_fork_from_a_warm_interpreter_with_the_same_outcomes(make_env, task_dir, sandbox):
+    env = make_env(task_dir(WHO), sandbox=sandbox)
+    env.reset()
+    first = env.evaluate()  # the first eval of an env runs fresh
+    assert not first.forked and "--warm" not in first.output
+    second = env.evaluate()
+    assert second.forked and "minidebug_eval.py --warm" in second.output
+    assert second.tests == first.tests == {"test_calc.py::test_add": "failed", "test_calc.py::test_parent": "failed"}
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 2, "end": 2, "new_code": "    return a + b"}})
+    third = env.evaluate()
+    assert third.forked and third.tests["test_calc.py::test_add"] == "passed"
+
+
+def test_eval_mode_fresh_never_forks(make_env, task_dir):
+    env = make_env(task_dir(WHO), eval_mode="fresh")
+    env.reset()
+    results = [env.evaluate() for _ in range(2)]
+    assert [r.forked for r in results] == [False, False]
+    assert warm_interpreters() == []
+
+
+def test_a_task_can_turn_fork_mode_off(make_env, task_dir):
+    env = make_env(task_dir(WHO, 'description = "d"\neval = "python -m pytest -q"\neval_mode = "fresh"\n'))
+    env.reset()
+    assert [env.evaluate().forked for _ in range(2)] == [False, False]
+
+
+def test_one_warm_interpreter_waits_between_evals_and_none_outlives_close(make_env, task_dir):
+    env = make_env(task_dir(WHO))
+    env.reset()
+    env.evaluate()
+    assert settled(lambda: len(warm_interpreters()), 1) == 1
+    env.evaluate()
+    assert settled(lambda: len(warm_interpreters()), 1) == 1  # the one that served is gone, the next one waits
+    env.reset()
+    env.evaluate()
+    env.close()
+    assert descendants() == set()
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_what_a_forked_run_starts_does_not_outlive_it(make_env, task_dir, sandbox, tmp_path):
+    files = dict(WHO, **{"test_calc.py": """\
+        import subprocess
+
+
+        def test_daemon():
+            subprocess.Popen(["sleep", "1000"])
+        """})
+    env = make_env(task_dir(files), sandbox=sandbox)
+    env.reset()
+    env.evaluate()
+    assert env.evaluate().forked
+    time.sleep(0.3)
+    left = [line for line in cmdlines(descendants()) if "sleep 1000" in line]
+    assert left == []
+
+
+def test_a_forked_run_that_hangs_is_stopped_at_the_timeout_and_the_next_eval_works(make_env, task_dir):
+    files = dict(WHO, **{"test_calc.py": """\
+        import os
+        import time
+
+        from calc import add
+
+
+        def test_add():
+            if os.path.exists("hang"):
+                time.sleep(1000)
+            assert add(2, 3) == 5
+        """})
+    env = make_env(task_dir(files), eval_timeout=4)
+    env.reset()
+    env.evaluate()
+    (env.workspace.root / "hang").write_text("")
+    hung = env.evaluate()
+    assert hung.forked and "timed out after 4 s" in hung.output and hung.score == 0
+    assert [line for line in cmdlines(descendants()) if "minidebug_eval.py" in line and "--warm" not in line] == []
+    (env.workspace.root / "hang").unlink()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 2, "end": 2, "new_code": "    return a + b"}})
+    fixed = env.evaluate()
+    assert fixed.forked and fixed.score == 1
+
+
+def test_a_run_that_kills_the_warm_interpreter_scores_nothing_and_the_next_eval_works(make_env, task_dir):
+    files = dict(WHO, **{"calc.py": """\
+        import os
+        import signal
+
+        if os.path.exists("kill-parent"):
+            os.kill(os.getppid(), signal.SIGKILL)
+
+
+        def add(a, b):
+            return a + b
+        """, "test_calc.py": """\
+        from calc import add
+
+
+        def test_add():
+            assert add(2, 3) == 5
+        """})
+    env = make_env(task_dir(files))
+    env.reset()
+    assert env.evaluate().score == 1
+    (env.workspace.root / "kill-parent").write_text("")
+    killed = env.evaluate()
+    assert killed.forked and killed.score == 0
+    (env.workspace.root / "kill-parent").unlink()
+    assert env.evaluate().score == 1
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="no usable bubblewrap")
+def test_under_bwrap_a_run_cannot_write_the_warm_interpreters_memory(make_env, task_dir):
+    files = dict(WHO, **{"test_calc.py": """\
+        import os
+
+
+        def test_write_parent():
+            with open(f"/proc/{os.getppid()}/mem", "r+b") as handle:
+                handle.seek(0)
+        """})
+    env = make_env(task_dir(files), sandbox="bwrap")
+    env.reset()
+    env.evaluate()
+    result = env.evaluate()
+    assert result.forked and result.tests == {"test_calc.py::test_write_parent": "failed"}
+    assert "PermissionError" in result.output
+
+
+def _outcomes_fresh_and_forked(make_env, name: str) -> tuple[dict, dict, dict]:
+    env = make_env(name)
+    env.reset()
+    fresh, forked = env.evaluate(), env.evaluate()
+    patch = (env.task.root / "solution.patch").read_text()
+    subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=env.workspace.root, check=True)
+    return fresh.tests, forked.tests if forked.forked else {"not forked": True}, env.evaluate().tests
+
+
+@pytest.mark.parametrize("name", ["sum_tree", "late_handlers", "report_stats"])
+def test_forked_outcomes_equal_fresh_ones_on_bundled_tasks(make_env, name):
+    fresh, forked, gold = _outcomes_fresh_and_forked(make_env, name)
+    assert forked == fresh
+    assert set(gold.values()) == {"passed"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", bundled_task_names())
+def test_forked_outcomes_equal_fresh_ones_on_every_bundled_task(make_env, name):
+    fresh, forked, gold = _outcomes_fresh_and_forked(make_env, name)
+    assert forked == fresh
+    assert set(gold.values()) == {"passed"}
