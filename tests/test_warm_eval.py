@@ -218,3 +218,34 @@ def test_forked_outcomes_equal_fresh_ones_on_every_bundled_task(make_env, name):
     fresh, forked, gold = _outcomes_fresh_and_forked(make_env, name)
     assert forked == fresh
     assert set(gold.values()) == {"passed"}
+
+
+TOUCH_WARM = """\
+import os
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            line = handle.read()
+    except OSError:
+        continue
+    if b"--warm" in line and not line.startswith((b"bwrap", b"/usr/bin/bwrap")):
+        try:
+            with open(f"/proc/{pid}/mem", "r+b"):
+                print("opened the warm interpreter's memory")
+        except OSError as exc:
+            print("refused:", type(exc).__name__)
+"""
+
+
+@pytest.mark.parametrize("sandbox", [s for s in SANDBOXES if s is not None])
+def test_another_program_of_the_episode_cannot_write_the_waiting_warm_interpreters_memory(make_env, task_dir, sandbox,
+                                                                                          tmp_path):
+    env = make_env(task_dir(WHO), sandbox=sandbox)
+    env.reset()
+    env.evaluate()
+    assert settled(lambda: len(warm_interpreters()), 1) == 1
+    (env.workspace.root / "touch.py").write_text(TOUCH_WARM)
+    result = env.exec(["python", "touch.py"])
+    assert "opened" not in result.output
+    if sandbox == "landlock":  # under bwrap the interpreter's PID namespace is not even visible
+        assert "refused: PermissionError" in result.output
