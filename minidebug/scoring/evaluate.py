@@ -115,7 +115,9 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
 
 def start_warm_eval(workspace: Workspace, confinement: Confinement) -> WarmEval:
     """A warm eval interpreter (see warm.py) for the workspace's next eval, started in the background."""
-    tree, scratch = empty_folder(workspace.dir, EVAL_TREE), empty_folder(workspace.dir, EVAL_SCRATCH)
+    tree, scratch = workspace.dir / EVAL_TREE, workspace.dir / EVAL_SCRATCH  # emptied before each run
+    for folder in (tree, scratch):
+        folder.mkdir(exist_ok=True)
     return start_warm(tree, scratch, venv=workspace.venv, drivers=workspace.drivers, confinement=confinement)
 
 
