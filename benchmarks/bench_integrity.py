@@ -28,12 +28,13 @@ from minidebug.sandbox.choose import bwrap_works, landlock_works
 # snapshot, after-run checks); everything else alike (the watch's module is imported in both, as eval
 # imports it ahead of the run in its warm interpreter). A finding is printed, so a false one shows.
 WATCHED_RUN = """\
-import os, sys
+import gc, os, sys
 sys.path.insert(0, sys.argv[1])
 import pytest
 from minidebug_watch import Watch
 watch = Watch(lambda finding: print("finding:", finding), -1, os.getcwd(), []) if sys.argv[2] == "watch" else None
 plugins = [watch.plugin()] if watch else []
+gc.freeze()  # as the eval driver does before the run
 code = pytest.main(["-q", "-p", "no:cacheprovider"], plugins=plugins)
 if watch:
     watch.finish()

@@ -7,9 +7,12 @@ nothing the tests import can stand in for the report by writing a file or printi
 also sent the moment it is recorded, so an outcome changed in memory later shows as a mismatch. pytest is
 imported before any folder of the project is put on sys.path, so no file of the project can replace it, and
 from then on no bytecode is read at all: none in the project, none the run itself writes. minidebug_watch
-reports code of the agent's that reaches into the runner (see there).
+reports code of the agent's that reaches into the runner (see there). Before the run, every object that
+exists is frozen out of the garbage collector (`gc.freeze()`): collections skip pytest's own objects, and
+`gc.get_objects()` in the code under test does not list the recorder.
 """
 
+import gc
 import json
 import os
 import sys
@@ -113,6 +116,7 @@ def run(fd, settings):
     if settings.get("child_path"):  # what the tests start imports the project as pdb and bash see it
         os.environ["PYTHONPATH"] = os.pathsep.join(settings["child_path"] + inherited)
     plugin, recorded = recorder(lambda test, outcome: send(b"=", dumps([test, outcome])))
+    gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
         code = pytest.main(settings["args"], plugins=[checks, plugin])
     finally:
