@@ -93,6 +93,14 @@ def test_a_task_can_turn_fork_mode_off(make_env, task_dir):
     assert [env.evaluate().forked for _ in range(2)] == [False, False]
 
 
+def test_no_warm_interpreter_is_started_after_an_eval_that_ends_the_episode(make_env, calc_task):
+    env = make_env(calc_task)
+    env.reset()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 2, "end": 2, "new_code": "    return a + b"}})
+    *_, terminated, _, _ = env.step({"name": "eval"})
+    assert terminated and warm_interpreters() == []
+
+
 def test_one_warm_interpreter_waits_between_evals_and_none_outlives_close(make_env, task_dir):
     env = make_env(task_dir(WHO))
     env.reset()
@@ -115,7 +123,7 @@ def test_what_a_forked_run_starts_does_not_outlive_it(make_env, task_dir, sandbo
         def test_daemon():
             subprocess.Popen(["sleep", "1000"])
         """})
-    env = make_env(task_dir(files), sandbox=sandbox)
+    env = make_env(task_dir(files), sandbox=sandbox, terminate_on_success=False)
     env.reset()
     env.evaluate()
     assert env.evaluate().forked
@@ -168,7 +176,7 @@ def test_a_run_that_kills_the_warm_interpreter_scores_nothing_and_the_next_eval_
         def test_add():
             assert add(2, 3) == 5
         """})
-    env = make_env(task_dir(files))
+    env = make_env(task_dir(files), terminate_on_success=False)  # else a passing eval ends the episode
     env.reset()
     assert env.evaluate().score == 1
     (env.workspace.root / "kill-parent").write_text("")
@@ -188,7 +196,7 @@ def test_under_bwrap_a_run_cannot_write_the_warm_interpreters_memory(make_env, t
             with open(f"/proc/{os.getppid()}/mem", "r+b") as handle:
                 handle.seek(0)
         """})
-    env = make_env(task_dir(files), sandbox="bwrap")
+    env = make_env(task_dir(files), sandbox="bwrap", terminate_on_success=False)
     env.reset()
     env.evaluate()
     result = env.evaluate()

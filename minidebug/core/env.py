@@ -313,6 +313,7 @@ class DebugEnv:
             if warm is not None:
                 warm.close()
                 self._fork = self._fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
+        if not (result.success and self.config.terminate_on_success):  # else the episode ends here
             self._start_warm()
         if self.config.strict and result.suspicious and result.score:
             result = replace(result, score=0, notes=result.notes + (
@@ -374,7 +375,7 @@ class DebugEnv:
         if self._fork and self._warm is None and self.counted is not None and self.workspace is not None:
             try:
                 self._warm = start_warm_eval(self.workspace, self.confinement)
-            except OSError:
+            except (OSError, MinidebugError):  # the next eval runs fresh, and says why if it cannot
                 self._warm = None
 
     def _end_warm(self) -> None:
