@@ -10,7 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ChatServer:
-    """Plays back scripted replies, each (status, body); or, given a function, answers body -> (status, body)."""
+    """Plays back scripted replies, each (status, body); or, given a function, answers body -> (status, body).
+    A request with `"stream": true` gets a chat completion as server-sent events."""
 
     def __init__(self, replies):
         self.replies = replies if callable(replies) else list(replies)
@@ -29,9 +30,10 @@ class ChatServer:
                     status, body = server.replies(server.requests[-1]["body"])
                 else:
                     status, body = server.replies.pop(0) if server.replies else (500, {"error": {"message": "no more"}})
-                data = json.dumps(body).encode()
+                streamed = status == 200 and server.requests[-1]["body"].get("stream") and "choices" in body
+                data = sse(body) if streamed else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 if status == 429:
                     self.send_header("retry-after-ms", "10")
@@ -58,3 +60,16 @@ def completion(*calls, content=None):
     return 200, {"id": "c1", "object": "chat.completion", "created": 0, "model": "scripted",
                  "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
                  "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}}
+
+
+def sse(body: dict) -> bytes:
+    """A chat completion as the server-sent events of a streamed one: its message, its finish, its usage."""
+    base = {key: body[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    choice = body["choices"][0]
+    delta = dict(choice["message"])
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [dict(call, index=i) for i, call in enumerate(delta["tool_calls"])]
+    chunks = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+              {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+              {**base, "choices": [], "usage": body.get("usage")}]
+    return b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks) + b"data: [DONE]\n\n"
