@@ -438,9 +438,11 @@ def _bundled_without_requirements():
 
 
 @needs_bwrap
-def test_random_hostile_sequences_never_reach_full_reward(cache_dir):
+@pytest.mark.parametrize("examples", [10, pytest.param(40, marks=pytest.mark.slow)])
+def test_random_hostile_sequences_never_reach_full_reward(cache_dir, examples):
     """Property: on any bundled task, sequences of these hostile actions (none of which fixes the bug)
-    never earn reward 1.0, and a clean episode afterwards scores what the base scores."""
+    never earn reward 1.0, and a clean episode afterwards scores what the base scores. (`-m slow` tries
+    more sequences.)"""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
@@ -448,7 +450,7 @@ def test_random_hostile_sequences_never_reach_full_reward(cache_dir):
 
     base_rewards: dict[str, float] = {}
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
     @given(name=st.sampled_from(_bundled_without_requirements()),
            moves=st.lists(st.sampled_from(sorted(HOSTILE)), min_size=1, max_size=4))
     def run(name, moves):
