@@ -10,6 +10,7 @@ import time
 import pytest
 
 from minidebug.sandbox.choose import bwrap_works, landlock_works
+from minidebug.scoring.warm import learned_modules
 from minidebug.tasks.task import bundled_task_names
 
 from .conftest import descendants
@@ -213,7 +214,7 @@ def _outcomes_fresh_and_forked(make_env, name: str) -> tuple[dict, dict, dict]:
     return fresh.tests, forked.tests if forked.forked else {"not forked": True}, env.evaluate().tests
 
 
-@pytest.mark.parametrize("name", ["sum_tree", "late_handlers", "report_stats"])
+@pytest.mark.parametrize("name", ["sum_tree", "late_handlers", "report_stats", "moving_average"])
 def test_forked_outcomes_equal_fresh_ones_on_bundled_tasks(make_env, name):
     fresh, forked, gold = _outcomes_fresh_and_forked(make_env, name)
     assert forked == fresh
@@ -257,3 +258,22 @@ def test_another_program_of_the_episode_cannot_write_the_waiting_warm_interprete
     assert "opened" not in result.output
     if sandbox == "landlock":  # under bwrap the interpreter's PID namespace is not even visible
         assert "refused: PermissionError" in result.output
+
+
+def test_the_warm_interpreter_imports_the_venvs_modules_the_tests_use(make_env):
+    env = make_env("moving_average", terminate_on_success=False)
+    env.reset()
+    env.evaluate()
+    assert "numpy" in learned_modules(env.workspace.prepared.entry)
+    assert not any(name.startswith(("moving", "test_")) for name in learned_modules(env.workspace.prepared.entry))
+
+
+def test_a_module_the_agent_adds_shadows_one_the_warm_interpreter_imported(make_env, task_dir):
+    files = {"test_shadow.py": "import pygments\n\n\ndef test_shadow():\n    assert getattr(pygments, 'SHADOW', False)\n"}
+    env = make_env(task_dir(files), terminate_on_success=False)
+    env.reset()
+    assert env.evaluate().tests == {"test_shadow.py::test_shadow": "failed"}  # the venv's pygments
+    assert "pygments" in learned_modules(env.workspace.prepared.entry)
+    env.step({"name": "edit", "arguments": {"path": "pygments.py", "start": 1, "end": 0, "new_code": "SHADOW = True"}})
+    shadowed = env.evaluate()
+    assert shadowed.forked and shadowed.tests == {"test_shadow.py::test_shadow": "passed"}  # as a fresh run

@@ -98,8 +98,10 @@ def _sender(fd, nonce):
     return send
 
 
-def run(fd, settings):
-    """One pytest run with `settings`, reporting over `fd`; returns pytest's exit code."""
+def run(fd, settings, preloaded=()):
+    """One pytest run with `settings`, reporting over `fd`; returns pytest's exit code. `preloaded` names
+    modules a warm interpreter imported from the venv ahead of the run: one that the project's folders
+    would shadow is dropped first, so the project's own file is imported, as in a fresh run."""
     nonce = settings.pop("nonce").encode()
     send = _sender(fd, nonce)
     import pytest  # before the project's folders are on sys.path
@@ -110,6 +112,8 @@ def run(fd, settings):
     dumps = json.dumps
     watch = Watch(lambda finding: send(b"!", finding), fd, os.getcwd(), settings.get("agent_files", []))
     checks = watch.plugin()
+    tree = os.getcwd()
+    _drop_shadowed(preloaded, settings["sys_path"] + [tree, os.path.join(tree, "src")])
     for folder in reversed(settings["sys_path"]):
         sys.path.insert(0, folder)
     inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
@@ -124,16 +128,40 @@ def run(fd, settings):
             watch.finish()
         except Exception as exc:  # the report goes out whatever happened to the checks
             send(b"!", f"the after-run checks failed: {exc!r}")
-        send(b"", dumps(recorded()))
+        send(b"", dumps({**recorded(), "venv_modules": _venv_modules()}))
     return int(code)
+
+
+def _venv_modules():
+    """The modules loaded from the venv's site-packages (what a warm interpreter may import ahead)."""
+    import sysconfig
+
+    roots = tuple({os.path.join(sysconfig.get_paths()[key], "") for key in ("purelib", "platlib")})
+    found = []
+    for name, module in list(sys.modules.items()):
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str) and filename.startswith(roots):
+            found.append(name)
+    return found
+
+
+def _drop_shadowed(names, folders):
+    """Forget the modules among `names` whose top-level package a module or package in `folders` would
+    shadow (a folder without `__init__.py` would not: a regular package anywhere on the path wins)."""
+    join, is_file = os.path.join, os.path.isfile
+    for name in names:
+        top = name.split(".", 1)[0]
+        if any(is_file(join(folder, top + ".py")) or is_file(join(folder, top, "__init__.py")) for folder in folders):
+            sys.modules.pop(name, None)
 
 
 def serve(control):
     """Warm mode: import what every run imports first (pytest, its plugins, the venv's, the watch), then
+    the venv's modules the host learned that the task's tests use (`learned`), then
     wait on the `control` socket for one request (`run`, with the report socket and the output pipe
     attached), fork a child for it (its own session, the pipe as stdout and stderr, the seccomp filter
     installed, dumpable again), send `pid N`, wait for it, send `exit N CODE` and end. Returns the report
-    descriptor in the child only, which then runs as a fresh process would. The warm parent never runs code
+    descriptor and the learned names in the child only, which then runs as a fresh process would. The warm parent never runs code
     of the project, is not dumpable, and serves one run, so nothing a run does reaches another."""
     import ctypes
     import socket
@@ -142,7 +170,8 @@ def serve(control):
     settings = _receive(control)
     import pytest  # noqa: F401
 
-    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []))
+    learned = settings.get("learned", [])
+    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned)
     import minidebug_watch  # noqa: F401 - compiled once, here, not in the child
 
     if threading.active_count() > 1:  # a pre-imported module started a thread: forking is not safe
@@ -163,7 +192,7 @@ def serve(control):
     if pid == 0:
         channel.close()
         _become_child(libc, output, settings.get("filter"))
-        return report
+        return report, learned
     os.close(report)
     os.close(output)
     os.write(control, f"pid {pid}\n".encode())
@@ -204,12 +233,13 @@ def _become_child(libc, output, instructions):
 
 def main():
     fd = int(os.environ.pop("MINIDEBUG_EVAL_FD"))
+    preloaded = ()
     if sys.argv[1:] == ["--warm"]:
-        fd = serve(fd)
-        if fd is None:
+        served = serve(fd)
+        if served is None:
             sys.exit(0)
-        sys.argv = sys.argv[:1]
-    sys.exit(run(fd, _receive(fd)))
+        (fd, preloaded), sys.argv = served, sys.argv[:1]
+    sys.exit(run(fd, _receive(fd), preloaded))
 
 
 if __name__ == "__main__":

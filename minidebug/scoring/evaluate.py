@@ -17,7 +17,7 @@ from .counted import test_files
 from .evaltree import EVAL_SCRATCH, EVAL_TREE, eval_tree
 from .ids import match_outcomes
 from .pytest_run import PytestRun, run_pytest, start_warm
-from .warm import WarmEval
+from .warm import WarmEval, learn_modules, learned_modules
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,8 @@ def start_warm_eval(workspace: Workspace, confinement: Confinement) -> WarmEval:
     tree, scratch = workspace.dir / EVAL_TREE, workspace.dir / EVAL_SCRATCH  # emptied before each run
     for folder in (tree, scratch):
         folder.mkdir(exist_ok=True)
-    return start_warm(tree, scratch, venv=workspace.venv, drivers=workspace.drivers, confinement=confinement)
+    return start_warm(tree, scratch, venv=workspace.venv, drivers=workspace.drivers, confinement=confinement,
+                      learned=learned_modules(workspace.prepared.entry))
 
 
 def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement, warm: WarmEval | None,
@@ -135,6 +136,7 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
                              agent_files=tuple(laid), warm=warm)
         finally:
             empty_folder(workspace.dir, EVAL_SCRATCH)
+        learn_modules(workspace.prepared.entry, workspace.prepared.eval_base, workspace.venv, run.venv_modules)
     return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."),
                    suspicious=static + run.suspicious), tree_notes
 

@@ -38,13 +38,16 @@ class PytestRun:
     collected: tuple[str, ...] = ()
     suspicious: tuple[str, ...] = ()  # signs that code under test reached into the runner (see minidebug_watch)
     forked: bool = False  # run in a child of a warm interpreter (see warm.py), not a fresh one
+    venv_modules: tuple[str, ...] = ()  # modules the run loaded from the venv (what a warm one may import ahead)
 
 
-def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinement: Confinement) -> WarmEval:
-    """A warm eval interpreter (see warm.py) for runs in `tree` with `scratch`, confined as they are."""
+def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinement: Confinement,
+               learned: list[str] = ()) -> WarmEval:
+    """A warm eval interpreter (see warm.py) for runs in `tree` with `scratch`, confined as they are, that
+    also imports the venv's modules in `learned` ahead of the run."""
     env, _ = _environ(venv, scratch)
     argv = [str(venv / "bin" / "python"), "-s", "-B", str(drivers / "minidebug_eval.py"), "--warm"]
-    return WarmEval(confinement, argv, env, tree, scratch, {"pycache": NO_BYTECODE,
+    return WarmEval(confinement, argv, env, tree, scratch, {"pycache": NO_BYTECODE, "learned": list(learned),
                                                             "preload": list(pytest_plugins(venv))})
 
 
@@ -107,7 +110,8 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
     if report is None:
         return PytestRun(None, output, suspicious=tuple(findings), forked=forked is not None)
     return PytestRun(report["tests"], output, tuple(map(str, report.get("collect_errors", []))),
-                     tuple(map(str, report.get("collected", []))), tuple(findings), forked is not None)
+                     tuple(map(str, report.get("collected", []))), tuple(findings), forked is not None,
+                     tuple(map(str, report.get("venv_modules") or [])))
 
 
 def _read_all(sock: socket.socket, into: list[bytes]) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import selectors
 import socket
 import subprocess
@@ -30,6 +31,7 @@ from ..sandbox.process import Completed
 
 THREAD_STARTED = "a module imported before the run started a thread"  # the driver's words: forking is unsafe
 READY_TIMEOUT = 60.0  # seconds an eval waits for the warm interpreter to finish importing
+MAX_LEARNED = 2000  # module names a warm interpreter imports ahead, at most
 
 
 class WarmEval:
@@ -185,6 +187,49 @@ class WarmEval:
     def _give_up(self, reason: str) -> None:
         self.reason = self.reason or reason
         self.close()
+
+
+LEARNED_FILE = "warm-modules.json"  # in a task's cache entry: the venv's modules its tests load
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_ALWAYS_IMPORTED = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"}
+
+
+def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ...]) -> None:
+    """Record, once per task entry, the venv's modules a run of the task's tests loaded (as the run reported
+    them): what its warm interpreters import ahead. Only names that are a file of the venv's site-packages
+    are kept (a run cannot make a warm interpreter import anything else), and none whose top-level package
+    the task's own tree has (at its root or in `src/`), so a project installed in its venv is always
+    imported from the tree."""
+    path = entry / LEARNED_FILE
+    if path.exists() or not loaded:
+        return
+    own = {child.name.removesuffix(".py") for folder in (pristine, pristine / "src") if folder.is_dir()
+           for child in folder.iterdir()}
+    site = list(venv.glob("lib/python*/site-packages"))
+    names = sorted(name for name in set(loaded) if _MODULE_NAME.fullmatch(name)
+                   and name.split(".", 1)[0] not in own | _ALWAYS_IMPORTED
+                   and any(_is_module_of(folder, name) for folder in site))[:MAX_LEARNED]
+    staging = path.with_name(f".{LEARNED_FILE}.{os.getpid()}")
+    staging.write_text(json.dumps(names))
+    staging.replace(path)
+
+
+def _is_module_of(site: Path, name: str) -> bool:
+    """Whether `name` is a module file (source, or a compiled extension) or package of `site`."""
+    *parents, last = name.split(".")
+    folder = site.joinpath(*parents)
+    return (folder / last / "__init__.py").is_file() or (folder / f"{last}.py").is_file() \
+        or any(folder.glob(f"{last}.*.so")) or (folder / f"{last}.so").is_file()
+
+
+def learned_modules(entry: Path) -> list[str]:
+    """The names `learn_modules` recorded for a task entry ([] before its first eval, or if unreadable)."""
+    try:
+        names = json.loads((entry / LEARNED_FILE).read_text())
+    except (OSError, ValueError):
+        return []
+    return [name for name in names if isinstance(name, str) and _MODULE_NAME.fullmatch(name)][:MAX_LEARNED] \
+        if isinstance(names, list) else []
 
 
 def _identity(*folders: Path) -> tuple:
