@@ -40,7 +40,8 @@ class WarmEval:
 
     Args:
         argv: the driver's command line (warm mode); env: its environment (HOME and TMPDIR in scratch).
-        settings: what the driver imports first (`pycache`, `preload`).
+        settings: what the driver imports first (`preload`: the venv's pytest plugins; `learned`: the venv's
+            modules the task's tests load, see `learn_modules`) and the no-bytecode prefix (`pycache`).
     """
 
     def __init__(self, confinement: Confinement, argv: list[str], env: dict[str, str], tree: Path,
