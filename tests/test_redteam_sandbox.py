@@ -297,6 +297,36 @@ def test_setsid_through_another_abi_fails_and_nothing_outlives_close(lab, work, 
             os.kill(pid, 9)
 
 
+# 2b. Landlock: no capability, no handle on the ruleset, no host environment.
+
+@needs_landlock
+@pytest.mark.parametrize("user", USERS)
+def test_under_landlock_a_program_has_no_capabilities_and_no_handle_on_its_ruleset(lab, work, user):
+    """Root keeps every capability unless they are dropped; a ruleset descriptor left open would let a program
+    add rules (`/`, all access) to the ruleset the episode's next programs get."""
+    def check():
+        command = ["bash", "-c", "grep ^Cap /proc/self/status; ls -l /proc/self/fd/"]
+        return confined("landlock", lab, work, command)
+
+    observation = as_user(user, check)
+    assert capabilities(observation)["CapEff"] == 0 and capabilities(observation)["CapPrm"] == 0, observation
+    assert capabilities(observation)["CapBnd"] == 0 or user != "self" or os.getuid() != 0, observation
+    assert "landlock" not in observation, observation
+
+
+@needs_landlock
+@pytest.mark.parametrize("user", USERS)
+def test_under_landlock_a_program_cannot_read_the_hosts_environment(lab, work, user):
+    """The host's /proc/<pid>/environ holds the variables the allowlist keeps from programs (API keys)."""
+    def check():
+        command = ["bash", "-c", f"tr '\\0' '\\n' < /proc/{os.getpid()}/environ | grep -c = && echo read"]
+        return confined(None, lab, work, command), confined("landlock", lab, work, command)
+
+    unconfined, observation = as_user(user, check)
+    assert "read" in unconfined or user != "self", unconfined  # a host that became nobody is not dumpable
+    assert "Permission denied" in observation and "read" not in observation, observation
+
+
 # 3. Landlock scoping.
 
 @needs_landlock

@@ -23,10 +23,19 @@ from . import process, reaper, seccomp
 from .process import Completed
 
 PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 STRAY_VARIABLE = "MINIDEBUG_EPISODE"
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 CGROUP_PREFIX = "minidebug-"
 MB = 1024 * 1024
+
+
+def _capability_count() -> int:
+    """How many capabilities this kernel knows (its last one's number plus one)."""
+    try:
+        return int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1
+    except (OSError, ValueError):
+        return 64
 
 
 @dataclass(frozen=True)
@@ -72,13 +81,15 @@ class Confinement:
 
     def preexec(self, writable: list[Path], group_filter: bool = True):
         """A function to run in the child before exec: limits, cgroup, SIGKILL when the parent dies, the
-        Landlock ruleset when that is the sandbox (a child that cannot apply it never runs), and the seccomp
-        filter unless `group_filter` is False (a program that installs `group_filter_program()` itself in
-        each process it starts, after giving it a process group of its own)."""
+        Landlock ruleset when that is the sandbox (a child that cannot apply it never runs; run by root, every
+        capability dropped from its bounding set, so the program has none), and the seccomp filter unless
+        `group_filter` is False (a program that installs `group_filter_program()` itself in each process it
+        starts, after giving it a process group of its own)."""
         cgroup = self.cgroup.path
         memory, cpu, fsize, nproc = self.memory_mb * MB, self.cpu_seconds, self.file_size_mb * MB, self.processes
         ruleset = self._ruleset(writable) if self.sandbox == "landlock" else None
         stay_in_group = self._stay_in_group if group_filter else None
+        capabilities = _capability_count() if ruleset is not None and os.geteuid() == 0 else 0
 
         def apply() -> None:
             if cgroup is not None:
@@ -96,8 +107,15 @@ class Confinement:
                 pass
             if ruleset is not None:
                 ruleset.restrict()
+                os.close(ruleset.fd)  # the program gets no handle on the ruleset the next program is given
             if stay_in_group is not None:
                 stay_in_group.apply()
+            if capabilities:  # root under Landlock: no capability survives exec, as in bwrap
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+                for number in range(capabilities):
+                    if libc.prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
+                        raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
 
         return apply
 
