@@ -262,6 +262,35 @@ def test_code_under_eval_that_prints_or_raises_a_hidden_test_shows_nothing_of_it
     assert "FAILED test_calc.py::test_add" in observation  # the visible tests' failures are shown as usual
 
 
+# Smuggles each test file out through the text of a forgery finding: a code object's file name (hex of the file).
+FINDING_CHANNEL = """\
+    import glob, os
+
+    def add(a, b):
+        for name in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_*.py")):
+            label = "LEAK" + open(name).read().encode().hex() + "END"
+            exec(compile("import sys\\nsys._getframe()\\n", label, "exec"), {})
+        return a - b
+
+    def mul(a, b):
+        return a * b
+    """
+
+
+@pytest.mark.parametrize("sandbox", [None] + SANDBOXES)
+def test_the_scored_runs_findings_carry_nothing_of_a_hidden_test(make_env, task_dir, sandbox):
+    task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), SECRET_TOML, CALC_PATCH, name="secret")
+    env = make_env(task, bash=True, sandbox=sandbox)
+    env.reset()
+    write(env, "calc.py", FINDING_CHANNEL)
+    reward, observation, info = evaluate(env)
+    leaked = HIDDEN_TEST.encode().hex()
+    assert leaked not in observation and leaked not in " ".join(info["suspicious"]), info["suspicious"]
+    assert any("in the scored run, with the task's hidden files" in f for f in info["suspicious"]), info["suspicious"]
+    visible = open(env.workspace.root / "test_calc.py").read().encode().hex()
+    assert any(visible in finding for finding in info["suspicious"])  # the visible run's findings, as they are
+
+
 def test_a_fixed_project_scores_the_hidden_tests_and_names_none_of_them(make_env, task_dir):
     task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), SECRET_TOML, CALC_PATCH, name="secret")
     env = make_env(task)

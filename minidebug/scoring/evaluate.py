@@ -109,8 +109,7 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
         return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     shown, _ = _run(workspace, harness, timeout, confinement, None, without=hidden_files)  # a warm one serves one
     result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
-    return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown.output,
-                                 workspace)
+    return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown, workspace)
 
 
 def start_warm_eval(workspace: Workspace, confinement: Confinement) -> WarmEval:
@@ -154,10 +153,12 @@ def _static_findings(workspace: Workspace, tree: Path, laid: list[str]) -> tuple
     return tuple(found)
 
 
-def _without_hidden_names(result: EvalResult, reported: set[str], shown_output: str,
+def _without_hidden_names(result: EvalResult, reported: set[str], shown: PytestRun,
                           workspace: Workspace) -> EvalResult:
-    """`result` with the visible run's output, the names of hidden tests (counted, or only `reported` by the
-    scored run) cut from its notes, and the counted hidden tests' outcomes as counts."""
+    """`result` with the visible run's output and findings, the names of hidden tests (counted, or only
+    `reported` by the scored run) cut from its notes, and the counted hidden tests' outcomes as counts.
+    The scored run's own findings are only counted: code under test chooses their text (a file name given
+    to compile(), an attribute's name), so they could carry a hidden file's content."""
     hidden = sorted((test for test in set(result.tests) | reported if workspace.is_hidden(test.split("::", 1)[0])),
                     key=len, reverse=True)
     notes = list(result.notes)
@@ -173,8 +174,12 @@ def _without_hidden_names(result: EvalResult, reported: set[str], shown_output: 
         notes.append("hidden tests (outcomes only): " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
     stems = [PurePosixPath(test.split("::", 1)[0]).stem for test in hidden]
     suspicious = []
-    for finding in result.suspicious:
+    for finding in shown.suspicious:
         for name in hidden + stems:
             finding = finding.replace(name, "(a hidden test)")
         suspicious.append(finding)
-    return replace(result, output=shown_output, notes=tuple(notes), suspicious=tuple(suspicious))
+    withheld = [finding for finding in result.suspicious if finding not in shown.suspicious]
+    if withheld:
+        suspicious.append(f"{len(withheld)} sign(s) that changed code reached into the test runner in the scored "
+                          "run, with the task's hidden files (not shown: that run's output is withheld)")
+    return replace(result, output=shown.output, notes=tuple(notes), suspicious=tuple(suspicious))
