@@ -18,20 +18,38 @@ import os
 import sys
 
 
-def recorder(stream):
+def recorder(stream, flag):
     """A pytest plugin object that records each test's outcome (sending it with `stream` the moment it is
     recorded) and the collection errors, and report() giving what it recorded. The hooks are closures: the
-    plugin object holds no attribute that code under test could swap to silence them."""
-    outcomes, collect_errors, collected = {}, [], []
+    plugin object holds no attribute that code under test could swap to silence them.
+
+    Outermost wrappers of the setup, call and teardown hooks note each phase whose hook raised; a report
+    that says "passed" for such a phase was forged on its way (say, by wrapping pytest's report class): it
+    is recorded as failed (an error outside the call) and `flag(finding)` says so."""
+    import pytest
+
+    outcomes, collect_errors, collected, raised = {}, [], [], set()
+
+    def phase(when):
+        def wrapper(item):
+            outcome = yield
+            if outcome.excinfo is not None:
+                raised.add((item.nodeid, when))
+
+        wrapper.__name__ = f"pytest_runtest_{when}"
+        return pytest.hookimpl(hookwrapper=True, tryfirst=True)(wrapper)
 
     def pytest_collectreport(report):
         if report.failed:
             collect_errors.append(report.nodeid or "<collection>")
 
     def pytest_runtest_logreport(report):
-        if report.when != "call" and report.outcome == "passed":
+        if report.outcome == "passed" and (report.nodeid, report.when) in raised:
+            flag(f"{report.nodeid}: its {report.when} raised, yet its report says passed (a forged report)")
+            outcome = "failed" if report.when == "call" else "error"
+        elif report.when != "call" and report.outcome == "passed":
             return
-        if getattr(report, "wasxfail", None) is not None:
+        elif getattr(report, "wasxfail", None) is not None:
             outcome = "xfailed" if report.outcome == "skipped" else "xpassed"
         elif report.when != "call" and report.outcome == "failed":
             outcome = "error"
@@ -48,7 +66,8 @@ def recorder(stream):
         pass
 
     plugin = Recorder()
-    for hook in (pytest_collectreport, pytest_runtest_logreport, pytest_collection_finish):
+    for hook in (pytest_collectreport, pytest_runtest_logreport, pytest_collection_finish,
+                 phase("setup"), phase("call"), phase("teardown")):
         setattr(plugin, hook.__name__, hook)
     return plugin, lambda: {"tests": outcomes, "collect_errors": collect_errors, "collected": collected}
 
@@ -119,7 +138,8 @@ def run(fd, settings, preloaded=()):
     inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
     if settings.get("child_path"):  # what the tests start imports the project as pdb and bash see it
         os.environ["PYTHONPATH"] = os.pathsep.join(settings["child_path"] + inherited)
-    plugin, recorded = recorder(lambda test, outcome: send(b"=", dumps([test, outcome])))
+    plugin, recorded = recorder(lambda test, outcome: send(b"=", dumps([test, outcome])),
+                                lambda finding: send(b"!", finding))
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
         code = pytest.main(settings["args"], plugins=[checks, plugin])
