@@ -6,6 +6,7 @@ asserts that true reward, and that a second, clean episode is unaffected.
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -495,6 +496,23 @@ def test_random_hostile_sequences_never_reach_full_reward(cache_dir, examples):
             assert env.step({"name": "eval"})[1] == base_rewards[name]
 
     run()
+
+
+@pytest.mark.parametrize("fact", ["counted-tests.json", "warm-modules.json"])
+def test_a_program_that_rewrites_a_tasks_measured_facts_changes_no_later_score(make_env, calc, fact):
+    """Without a sandbox a program can write the cache: a counted-test list cut to a test that passes on the
+    base (or a module list of its choosing) is not the file the host wrote, and is measured again."""
+    env = make_env(calc, bash=True, sandbox=None, terminate_on_success=False)
+    env.reset()
+    evaluate(env)  # the task's first eval on a machine measures both
+    path = env.workspace.prepared.entry / fact
+    forged = {"counted": ["test_calc.py::test_mul"], "gold_failures": []} if fact.startswith("counted") else ["this"]
+    bash(env, f"printf '%s' '{json.dumps(forged)}' > {path}")
+    later = make_env(calc, sandbox=None, terminate_on_success=False)
+    later.reset()
+    reward, observation, _ = evaluate(later)
+    assert reward == UNFIXED, observation
+    assert "this" not in json.loads(path.read_text())
 
 
 def test_a_rewritten_pristine_tree_is_detected_and_written_again(make_env, calc):

@@ -8,7 +8,6 @@ Nothing an episode does can change the set: the score is how many of these ids p
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -19,6 +18,7 @@ from .evaltree import copy_pristine
 from .pytest_run import run_pytest
 from ..store.gitcmd import git
 from ..sandbox.confinement import Confinement
+from ..store import facts
 from ..store.locks import file_lock
 from ..tasks.task import Task
 
@@ -36,20 +36,25 @@ def counted_tests(task: Task, prepared: PreparedTask, confinement: Confinement, 
         return tuple(dict.fromkeys(spec.fail_to_pass + spec.pass_to_pass))
     if spec.tests:
         return tuple(spec.tests)
-    stored = prepared.entry / COUNTED_FILE
-    if not stored.exists():
+    stored = _stored(prepared)
+    if stored is None:
         with file_lock(prepared.entry.with_suffix(".counted.lock")):
-            if not stored.exists():
-                staging = stored.with_suffix(".tmp")
-                staging.write_text(json.dumps(_measure(task, prepared, confinement, timeout)))
-                staging.replace(stored)
-    return tuple(json.loads(stored.read_text())["counted"])
+            stored = _stored(prepared)
+            if stored is None:  # never measured, or the file is not the one the host wrote
+                stored = _measure(task, prepared, confinement, timeout)
+                facts.write(prepared.entry, COUNTED_FILE, stored)
+    return tuple(stored["counted"])
 
 
 def gold_failures(prepared: PreparedTask) -> list[str]:
     """Tests that failed or errored with the gold patch applied when the counted set was measured."""
-    stored = prepared.entry / COUNTED_FILE
-    return json.loads(stored.read_text()).get("gold_failures", []) if stored.exists() else []
+    stored = _stored(prepared)
+    return list(stored.get("gold_failures", [])) if stored is not None else []
+
+
+def _stored(prepared: PreparedTask) -> dict | None:
+    stored = facts.read(prepared.entry, COUNTED_FILE)
+    return stored if isinstance(stored, dict) and isinstance(stored.get("counted"), list) else None
 
 
 def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeout: float) -> dict:

@@ -28,6 +28,8 @@ from pathlib import Path
 from ..sandbox import process, reaper
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import Completed
+from ..store import facts
+from ..store.locks import file_lock
 
 THREAD_STARTED = "a module imported before the run started a thread"  # the driver's words: forking is unsafe
 READY_TIMEOUT = 60.0  # seconds an eval waits for the warm interpreter to finish importing
@@ -201,8 +203,7 @@ def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ..
     are kept (a run cannot make a warm interpreter import anything else), and none whose top-level package
     the task's own tree has (at its root or in `src/`), so a project installed in its venv is always
     imported from the tree."""
-    path = entry / LEARNED_FILE
-    if path.exists() or not loaded:
+    if not loaded or facts.read(entry, LEARNED_FILE) is not None:
         return
     own = {child.name.removesuffix(".py") for folder in (pristine, pristine / "src") if folder.is_dir()
            for child in folder.iterdir()}
@@ -210,9 +211,9 @@ def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ..
     names = sorted(name for name in set(loaded) if _MODULE_NAME.fullmatch(name)
                    and name.split(".", 1)[0] not in own | _ALWAYS_IMPORTED
                    and any(_is_module_of(folder, name) for folder in site))[:MAX_LEARNED]
-    staging = path.with_name(f".{LEARNED_FILE}.{os.getpid()}")
-    staging.write_text(json.dumps(names))
-    staging.replace(path)
+    with file_lock(entry.with_suffix(".learned.lock")):
+        if facts.read(entry, LEARNED_FILE) is None:
+            facts.write(entry, LEARNED_FILE, names)
 
 
 def _is_module_of(site: Path, name: str) -> bool:
@@ -224,11 +225,9 @@ def _is_module_of(site: Path, name: str) -> bool:
 
 
 def learned_modules(entry: Path) -> list[str]:
-    """The names `learn_modules` recorded for a task entry ([] before its first eval, or if unreadable)."""
-    try:
-        names = json.loads((entry / LEARNED_FILE).read_text())
-    except (OSError, ValueError):
-        return []
+    """The names `learn_modules` recorded for a task entry ([] before its first eval, or if a program changed
+    the file)."""
+    names = facts.read(entry, LEARNED_FILE)
     return [name for name in names if isinstance(name, str) and _MODULE_NAME.fullmatch(name)][:MAX_LEARNED] \
         if isinstance(names, list) else []
 
