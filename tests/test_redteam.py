@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from minidebug.sandbox.choose import bwrap_works, landlock_works
+from minidebug.store.cache import DRIVER_SOURCES
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed (.ci/run installs it)")
@@ -551,7 +552,7 @@ def test_a_task_can_hand_a_harness_file_back_to_the_agent(make_env, task_dir):
     env.reset()
     edited = env.step({"name": "edit", "arguments": {"path": "conftest.py", "old": "return 1", "new": "return 2"}})[0]
     assert not edited.startswith("error:"), edited
-    write(env, "conftest.py", FORGING_CONFTEST)  # handed back means used: here, to forge
+    write(env, "conftest.py", "import calc\n\ncalc.add = lambda a, b: a + b\n")  # handed back means used
     reward, observation, _ = evaluate(env)
     assert reward == 1.0 and "task's own version" not in observation
 
@@ -595,7 +596,7 @@ def test_a_rewritten_cached_driver_is_detected_and_written_again(make_env, calc)
     reward, observation, info = evaluate(env)
     assert reward == UNFIXED and info.get("tampered") is True, observation
     assert "driver scripts had been changed" in observation and "forged driver ran" not in observation
-    assert "forged" not in (env.workspace.drivers / "minidebug_eval.py").read_text()
+    assert (env.workspace.drivers / "minidebug_eval.py").read_text() == (DRIVER_SOURCES / "minidebug_eval.py").read_text()
     bash(env, f"touch {where}/sitecustomize.py")
     _, info = env.reset()
     assert info.get("tampered") is True and not (env.workspace.drivers / "sitecustomize.py").exists()

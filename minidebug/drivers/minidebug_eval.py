@@ -20,21 +20,31 @@ import sys
 
 def recorder(stream, flag):
     """A pytest plugin object that records each test's outcome (sending it with `stream` the moment it is
-    recorded) and the collection errors, and report() giving what it recorded. The hooks are closures: the
-    plugin object holds no attribute that code under test could swap to silence them.
+    recorded) and the collection errors, and report() giving what it recorded.
 
-    Outermost wrappers of the setup, call and teardown hooks note each phase whose hook raised; a report
-    that says "passed" for such a phase was forged on its way (say, by wrapping pytest's report class): it
-    is recorded as failed (an error outside the call) and `flag(finding)` says so."""
+    Code under test can reach this plugin through pytest's objects, so it holds nothing that lets it speak
+    for the driver: its hooks keep `stream` and `flag` as default values (reading a function's defaults is
+    an audited event, which the watch reports; a closure cell is not), and only reports of test phases the
+    runner itself ran count. Outermost wrappers of pytest's run of each collected item note each phase that
+    ran and whether it raised: a report for a phase that did not run (made up and passed to the hook), or
+    that says "passed" for a phase that raised (forged on its way, say by wrapping pytest's report class),
+    counts as a failure, and `flag(finding)` says so."""
     import pytest
 
-    outcomes, collect_errors, collected, raised = {}, [], [], set()
+    outcomes, collect_errors, collected, ran, raised, items, current = {}, [], [], set(), set(), set(), []
+
+    def protocol(item, nextitem):
+        current[:] = [item] if id(item) in items else []
+        yield
+        current[:] = []
 
     def phase(when):
         def wrapper(item):
             outcome = yield
-            if outcome.excinfo is not None:
-                raised.add((item.nodeid, when))
+            if current and item is current[0]:
+                ran.add((item.nodeid, when))
+                if outcome.excinfo is not None:
+                    raised.add((item.nodeid, when))
 
         wrapper.__name__ = f"pytest_runtest_{when}"
         return pytest.hookimpl(hookwrapper=True, tryfirst=True)(wrapper)
@@ -43,9 +53,13 @@ def recorder(stream, flag):
         if report.failed:
             collect_errors.append(report.nodeid or "<collection>")
 
-    def pytest_runtest_logreport(report):
-        if report.outcome == "passed" and (report.nodeid, report.when) in raised:
-            flag(f"{report.nodeid}: its {report.when} raised, yet its report says passed (a forged report)")
+    def pytest_runtest_logreport(report, _stream=stream, _flag=flag):
+        key = (report.nodeid, report.when)
+        if key not in ran:
+            _flag(f"{report.nodeid}: a report for its {report.when}, which the runner did not run (a made-up report)")
+            outcome = "failed" if report.when == "call" else "error"
+        elif report.outcome == "passed" and key in raised:
+            _flag(f"{report.nodeid}: its {report.when} raised, yet its report says passed (a forged report)")
             outcome = "failed" if report.when == "call" else "error"
         elif report.when != "call" and report.outcome == "passed":
             return
@@ -57,19 +71,23 @@ def recorder(stream, flag):
             outcome = report.outcome
         if outcomes.get(report.nodeid, "passed") == "passed":
             outcomes[report.nodeid] = outcome
-            stream(report.nodeid, outcome)
+            _stream(report.nodeid, outcome)
 
     def pytest_collection_finish(session):
         collected[:] = [item.nodeid for item in session.items]
+        items.update(id(item) for item in session.items)
 
     class Recorder:
         pass
 
     plugin = Recorder()
+    protocol.__name__ = "pytest_runtest_protocol"
     for hook in (pytest_collectreport, pytest_runtest_logreport, pytest_collection_finish,
+                 pytest.hookimpl(hookwrapper=True, tryfirst=True)(protocol),
                  phase("setup"), phase("call"), phase("teardown")):
         setattr(plugin, hook.__name__, hook)
-    return plugin, lambda: {"tests": outcomes, "collect_errors": collect_errors, "collected": collected}
+    report = lambda: {"tests": outcomes, "collect_errors": collect_errors, "collected": collected}  # noqa: E731
+    return plugin, report, (pytest_runtest_logreport,)
 
 
 def _receive(fd):
@@ -106,30 +124,35 @@ def _read_no_bytecode_from_now_on(pycache, preload):
 
 
 def _sender(fd, nonce):
-    """send(kind, text): one line to the host, `nonce kind text`, written whole."""
-    write, encode = os.write, str.encode
-
-    def send(kind, text):
-        data = memoryview(nonce + kind + encode(text.replace("\n", " "), "utf-8", "replace") + b"\n")
+    """send(kind, text): one line to the host, `nonce kind text`, written whole; and stream(test, outcome) and
+    flag(finding), its two uses by the recorder. Each holds what it needs as default values, never as closure
+    cells (see `recorder`)."""
+    def send(kind, text, _fd=fd, _nonce=nonce, _write=os.write, _encode=str.encode):
+        data = memoryview(_nonce + kind + _encode(text.replace("\n", " "), "utf-8", "replace") + b"\n")
         while data:
-            data = data[write(fd, data):]
+            data = data[_write(_fd, data):]
 
-    return send
+    def stream(test, outcome, _send=send, _dumps=json.dumps):
+        _send(b"=", _dumps([test, outcome]))
+
+    def flag(finding, _send=send):
+        _send(b"!", finding)
+
+    return send, stream, flag
 
 
 def run(fd, settings, preloaded=()):
     """One pytest run with `settings`, reporting over `fd`; returns pytest's exit code. `preloaded` names
     modules a warm interpreter imported from the venv ahead of the run: one that the project's folders
     would shadow is dropped first, so the project's own file is imported, as in a fresh run."""
-    nonce = settings.pop("nonce").encode()
-    send = _sender(fd, nonce)
+    send, stream, flag = _sender(fd, settings.pop("nonce").encode())
     import pytest  # before the project's folders are on sys.path
 
     _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []))
     from minidebug_watch import Watch
 
     dumps = json.dumps
-    watch = Watch(lambda finding: send(b"!", finding), fd, os.getcwd(), settings.get("agent_files", []))
+    watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []))
     checks = watch.plugin()
     tree = os.getcwd()
     _drop_shadowed(preloaded, settings["sys_path"] + [tree, os.path.join(tree, "src")])
@@ -138,8 +161,8 @@ def run(fd, settings, preloaded=()):
     inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
     if settings.get("child_path"):  # what the tests start imports the project as pdb and bash see it
         os.environ["PYTHONPATH"] = os.pathsep.join(settings["child_path"] + inherited)
-    plugin, recorded = recorder(lambda test, outcome: send(b"=", dumps([test, outcome])),
-                                lambda finding: send(b"!", finding))
+    plugin, recorded, holders = recorder(stream, flag)
+    watch.protect(send, stream, flag, *holders)
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
         code = pytest.main(settings["args"], plugins=[checks, plugin])

@@ -8,8 +8,9 @@ the report cannot take it back. Three checks:
   traceback's or generator's frame), garbage-collector walks, trace and profile functions, ctypes, code
   objects built or unmarshalled at run time, bytecode files written during the run, special attributes
   (`__class__`, `__bases__`, ...: Python audits no others) of classes of pytest, pluggy, the driver or a test
-  module set, a function's code replaced, and opens of the report socket or of process memory, when code
-  from an untrusted file caused them;
+  module set, a function's code replaced, opens of the report socket or of process memory, and reads of the
+  default values of the driver's report functions (where it keeps its report channel), when code from an
+  untrusted file caused them;
 - pytest hooks implemented in an untrusted file (the task's own conftest.py files excepted);
 - after the run, the module and class attributes of pytest, pluggy, builtins and the driver compared with
   those they had before the project was imported (a value replaced, a class attribute added).
@@ -60,7 +61,13 @@ class Watch:
         self._judge = _judge_maker(tree, agent_files)
         self._report = _reporter(send, self.findings, tree)
         self._before = snapshot()
-        sys.addaudithook(_hook(self._judge, self._report, fd))
+        self._protected = set()
+        sys.addaudithook(_hook(self._judge, self._report, fd, self._protected))
+
+    def protect(self, *functions):
+        """Report untrusted code that reads these functions' default values (where the driver keeps its
+        report channel)."""
+        self._protected.update(functions)
 
     def plugin(self):
         """A pytest plugin object that learns the run's plugin manager as pytest configures (before any code
@@ -207,9 +214,10 @@ def _reporter(send, findings, tree):
     return report
 
 
-def _hook(judge, report, fd):
+def _hook(judge, report, fd, protected):
     """The audit hook. Everything it calls is bound here, before any code of the project runs."""
     events, frame_attributes, guarded = dict(_EVENTS), frozenset(_FRAME_ATTRIBUTES), frozenset(GUARDED)
+    defaults = frozenset(("__defaults__", "__kwdefaults__"))
     looked_through = tuple("/" + name for name in _LOOKED_THROUGH)
     getframe, is_instance, length, type_of, failure = sys._getframe, isinstance, len, type, Exception
     function_type = types.FunctionType
@@ -250,7 +258,9 @@ def _hook(judge, report, fd):
     def described(event, args, text):
         """What the event means here, or None when it is not one to watch."""
         if event == "object.__getattr__":
-            return text.format(name=args[1]) if args[1] in frame_attributes else None
+            if args[1] in frame_attributes:
+                return text.format(name=args[1])
+            return "reads the eval's report channel (the driver's defaults)" if args[1] in defaults else None
         if event in ("object.__setattr__", "object.__delattr__"):
             target, name = args[0], args[1]
             if is_instance(target, type):
@@ -278,7 +288,8 @@ def _hook(judge, report, fd):
         return text
 
     def hook(event, args):
-        if event == "object.__getattr__" and args[1] not in frame_attributes:
+        if event == "object.__getattr__" and args[1] not in frame_attributes and not (
+                args[1] in defaults and args[0] in protected):
             return  # the most frequent event by far: pytest reads functions' __code__ and __defaults__
         entry = events.get(event)
         if entry is None:

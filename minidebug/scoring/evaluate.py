@@ -157,8 +157,8 @@ def _without_hidden_names(result: EvalResult, reported: set[str], shown: PytestR
                           workspace: Workspace) -> EvalResult:
     """`result` with the visible run's output and findings, the names of hidden tests (counted, or only
     `reported` by the scored run) cut from its notes, and the counted hidden tests' outcomes as counts.
-    The scored run's own findings are only counted: code under test chooses their text (a file name given
-    to compile(), an attribute's name), so they could carry a hidden file's content."""
+    Of the scored run's own findings only their presence is told: code under test chooses their text (a file
+    name given to compile()) and their number, so either could carry a hidden file's content."""
     hidden = sorted((test for test in set(result.tests) | reported if workspace.is_hidden(test.split("::", 1)[0])),
                     key=len, reverse=True)
     notes = list(result.notes)
@@ -178,8 +178,7 @@ def _without_hidden_names(result: EvalResult, reported: set[str], shown: PytestR
         for name in hidden + stems:
             finding = finding.replace(name, "(a hidden test)")
         suspicious.append(finding)
-    withheld = [finding for finding in result.suspicious if finding not in shown.suspicious]
-    if withheld:
-        suspicious.append(f"{len(withheld)} sign(s) that changed code reached into the test runner in the scored "
-                          "run, with the task's hidden files (not shown: that run's output is withheld)")
+    if any(finding not in shown.suspicious for finding in result.suspicious):  # neither text nor count: a channel
+        suspicious.append("signs that changed code reached into the test runner in the scored run, with the "
+                          "task's hidden files (not shown, nor how many: that run's output is withheld)")
     return replace(result, output=shown.output, notes=tuple(notes), suspicious=tuple(suspicious))
