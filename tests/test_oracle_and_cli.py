@@ -94,3 +94,10 @@ def test_import_is_cheap_and_side_effect_free(tmp_path):
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert done.stdout.strip() == "[]"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_the_command_line_names_that_is_not_there_is_a_usage_error(tmp_path):
+    missing = tmp_path / "missing.jsonl"
+    done = subprocess.run([sys.executable, "-m", "minidebug", "replay", str(missing)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.startswith("minidebug: ") and str(missing) in done.stderr
+    assert "Traceback" not in done.stderr

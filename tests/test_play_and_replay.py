@@ -70,6 +70,8 @@ def test_parse_line_errors():
         parse_line("view a.py x", lambda: ".")
     with pytest.raises(ValueError, match="usage: edit"):
         parse_line("edit a.py 3", lambda: ".")
+    with pytest.raises(ValueError, match="unknown command 'bogus'; the commands: .*view"):
+        parse_line("bogus command here", lambda: ".")
 
 
 def test_replay_of_a_recorded_episode_matches(calc_task, cache_dir, tmp_path):

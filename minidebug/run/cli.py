@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (MinidebugError, ValueError, RuntimeError) as exc:
+    except (MinidebugError, ValueError, RuntimeError, OSError) as exc:  # OSError: a file named that is not there
         print(f"minidebug: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

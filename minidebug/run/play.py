@@ -64,7 +64,9 @@ def parse_line(line: str, read_more: Callable[[], str]) -> ToolCall:
     else:
         args = {}
         if words:
-            raise ValueError(f"usage: {USAGE.get(name, name)}")
+            if name not in USAGE:
+                raise ValueError(f"unknown command {name!r}; the commands: {', '.join(sorted(USAGE))}")
+            raise ValueError(f"usage: {USAGE[name]}")
     return ToolCall(name, args)
 
 
