@@ -214,7 +214,7 @@ def _outcomes_fresh_and_forked(make_env, name: str) -> tuple[dict, dict, dict]:
     return fresh.tests, forked.tests if forked.forked else {"not forked": True}, env.evaluate().tests
 
 
-@pytest.mark.parametrize("name", ["sum_tree", "late_handlers", "report_stats", "moving_average"])
+@pytest.mark.parametrize("name", ["sum_tree", "moving_average"])  # every bundled task: -m slow
 def test_forked_outcomes_equal_fresh_ones_on_bundled_tasks(make_env, name):
     fresh, forked, gold = _outcomes_fresh_and_forked(make_env, name)
     assert forked == fresh
@@ -268,12 +268,13 @@ def test_the_warm_interpreter_imports_the_venvs_modules_the_tests_use(make_env):
     assert not any(name.startswith(("moving", "test_")) for name in learned_modules(env.workspace.prepared.entry))
 
 
-def test_a_module_the_agent_adds_shadows_one_the_warm_interpreter_imported(make_env, task_dir):
+@pytest.mark.parametrize("mode", ["fork", "fresh"])  # both import the learned modules ahead, with pytest
+def test_a_module_the_agent_adds_shadows_one_imported_ahead(make_env, task_dir, mode):
     files = {"test_shadow.py": "import pygments\n\n\ndef test_shadow():\n    assert getattr(pygments, 'SHADOW', False)\n"}
-    env = make_env(task_dir(files), terminate_on_success=False)
+    env = make_env(task_dir(files, name=f"shadow-{mode}"), terminate_on_success=False, eval_mode=mode)
     env.reset()
     assert env.evaluate().tests == {"test_shadow.py::test_shadow": "failed"}  # the venv's pygments
     assert "pygments" in learned_modules(env.workspace.prepared.entry)
     env.step({"name": "edit", "arguments": {"path": "pygments.py", "start": 1, "end": 0, "new_code": "SHADOW = True"}})
     shadowed = env.evaluate()
-    assert shadowed.forked and shadowed.tests == {"test_shadow.py::test_shadow": "passed"}  # as a fresh run
+    assert shadowed.forked == (mode == "fork") and shadowed.tests == {"test_shadow.py::test_shadow": "passed"}

@@ -141,21 +141,22 @@ def _sender(fd, nonce):
     return send, stream, flag
 
 
-def run(fd, settings, preloaded=()):
-    """One pytest run with `settings`, reporting over `fd`; returns pytest's exit code. `preloaded` names
-    modules a warm interpreter imported from the venv ahead of the run: one that the project's folders
-    would shadow is dropped first, so the project's own file is imported, as in a fresh run."""
+def run(fd, settings):
+    """One pytest run with `settings`, reporting over `fd`; returns pytest's exit code. The venv modules the
+    task's tests load (`learned`) are imported ahead with pytest, from their bytecode; one that the
+    project's folders would shadow is dropped again, so the project's own file is imported."""
     send, stream, flag = _sender(fd, settings.pop("nonce").encode())
     import pytest  # before the project's folders are on sys.path
 
-    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []))
+    learned = settings.get("learned", [])
+    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned)
     from minidebug_watch import Watch
 
     dumps = json.dumps
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []))
     checks = watch.plugin()
     tree = os.getcwd()
-    _drop_shadowed(preloaded, settings["sys_path"] + [tree, os.path.join(tree, "src")])
+    _drop_shadowed(learned, settings["sys_path"] + [tree, os.path.join(tree, "src")])
     for folder in reversed(settings["sys_path"]):
         sys.path.insert(0, folder)
     inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
@@ -204,7 +205,7 @@ def serve(control):
     wait on the `control` socket for one request (`run`, with the report socket and the output pipe
     attached), fork a child for it (its own session, the pipe as stdout and stderr, the seccomp filter
     installed, dumpable again), send `pid N`, wait for it, send `exit N CODE` and end. Returns the report
-    descriptor and the learned names in the child only, which then runs as a fresh process would. The warm parent never runs code
+    descriptor in the child only, which then runs as a fresh process would. The warm parent never runs code
     of the project, is not dumpable, and serves one run, so nothing a run does reaches another."""
     import ctypes
     import socket
@@ -235,7 +236,7 @@ def serve(control):
     if pid == 0:
         channel.close()
         _become_child(libc, output, settings.get("filter"))
-        return report, learned
+        return report
     os.close(report)
     os.close(output)
     os.write(control, f"pid {pid}\n".encode())
@@ -276,13 +277,12 @@ def _become_child(libc, output, instructions):
 
 def main():
     fd = int(os.environ.pop("MINIDEBUG_EVAL_FD"))
-    preloaded = ()
     if sys.argv[1:] == ["--warm"]:
-        served = serve(fd)
-        if served is None:
+        fd = serve(fd)
+        if fd is None:
             sys.exit(0)
-        (fd, preloaded), sys.argv = served, sys.argv[:1]
-    sys.exit(run(fd, _receive(fd), preloaded))
+        sys.argv = sys.argv[:1]
+    sys.exit(run(fd, _receive(fd)))
 
 
 if __name__ == "__main__":

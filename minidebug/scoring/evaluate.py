@@ -132,7 +132,7 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                             agent_files=tuple(laid), warm=warm)
+                             agent_files=tuple(laid), warm=warm, learned=learned_modules(workspace.prepared.entry))
         finally:
             empty_folder(workspace.dir, EVAL_SCRATCH)
         learn_modules(workspace.prepared.entry, workspace.prepared.eval_base, workspace.venv, run.venv_modules)

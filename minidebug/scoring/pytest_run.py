@@ -63,10 +63,12 @@ def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]
 
 def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
                confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
-               agent_files: tuple[str, ...] = (), warm: WarmEval | None = None) -> PytestRun:
+               agent_files: tuple[str, ...] = (), warm: WarmEval | None = None,
+               learned: list[str] = ()) -> PytestRun:
     """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:
     forked from `warm` where given and able (see warm.py), else in a fresh interpreter.
-    `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched."""
+    `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched.
+    `learned` names the venv modules the task's tests load, imported with pytest (see warm.py)."""
     args, cwd_on_path = pytest_arguments(command)
     sys_path = [str(tree), str(tree / "src")] if source_layout else []
     if cwd_on_path and not source_layout:
@@ -78,7 +80,7 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
     try:
         env["MINIDEBUG_EVAL_FD"] = str(child.fileno())
         settings = {"nonce": nonce, "sys_path": sys_path, "child_path": sys_path if source_layout else [],
-                    "pycache": NO_BYTECODE, "preload": list(preload),
+                    "pycache": NO_BYTECODE, "preload": list(preload), "learned": list(learned),
                     "agent_files": [str(tree / rel) for rel in agent_files],
                     "args": [*args, "-p", "no:cacheprovider", *plugins, *extra]}
         host.sendall(json.dumps(settings).encode() + b"\n")
