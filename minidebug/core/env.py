@@ -375,7 +375,7 @@ class DebugEnv:
         if self._fork and self._warm is None and self.counted is not None and self.workspace is not None:
             try:
                 self._warm = start_warm_eval(self.workspace, self.confinement)
-            except (OSError, MinidebugError):  # the next eval runs fresh, and says why if it cannot
+            except (OSError, MinidebugError):  # the next eval runs fresh
                 self._warm = None
 
     def _end_warm(self) -> None:
