@@ -200,6 +200,17 @@ def test_the_fix_itself_still_scores_one(make_env, calc):
 
 SECRET_TOML = CALC_TOML + 'hidden = ["test_hidden.py"]\n'
 HIDDEN_TEST = "from calc import add\n\n\ndef test_hidden_add():\n    assert add(10, 5) == 15\n"
+
+
+def eval_with_a_hidden_test(make_env, task_dir, calc_source, **options):
+    """(env, reward, observation, info) of an eval of CALC with a hidden test, after calc.py became calc_source."""
+    task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), SECRET_TOML, CALC_PATCH, name="secret")
+    env = make_env(task, bash=True, **options)
+    env.reset()
+    write(env, "calc.py", calc_source)
+    return (env, *evaluate(env))
+
+
 LEAK = """\
     import glob, os, shutil
 
@@ -222,11 +233,7 @@ LEAK = """\
 
 @needs_bwrap
 def test_hidden_tests_copied_out_by_code_under_eval_never_reach_the_agent(make_env, task_dir):
-    task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), SECRET_TOML, CALC_PATCH, name="secret")
-    env = make_env(task, bash=True)
-    env.reset()
-    write(env, "calc.py", LEAK)
-    reward, observation, info = evaluate(env)
+    env, reward, observation, info = eval_with_a_hidden_test(make_env, task_dir, LEAK)
     assert info["max_score"] == 3 and info["score"] == 1, observation
     found = bash(env, "find / -name leaked_hidden.py -o -name test_hidden.py 2>/dev/null; echo done")
     assert "leaked_hidden" not in found and "test_hidden" not in found, found
@@ -253,11 +260,7 @@ SHOUTING = """\
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_code_under_eval_that_prints_or_raises_a_hidden_test_shows_nothing_of_it(make_env, task_dir, sandbox):
-    task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), SECRET_TOML, CALC_PATCH, name="secret")
-    env = make_env(task, bash=True, sandbox=sandbox)
-    env.reset()
-    write(env, "calc.py", SHOUTING)
-    reward, observation, info = evaluate(env)
+    _, reward, observation, info = eval_with_a_hidden_test(make_env, task_dir, SHOUTING, sandbox=sandbox)
     assert info["max_score"] == 3 and info["score"] == 1, observation
     assert "10, 5" not in observation and "test_hidden" not in observation, observation
     assert "hidden tests (outcomes only): 1 failed" in observation, observation
@@ -281,11 +284,7 @@ FINDING_CHANNEL = """\
 
 @pytest.mark.parametrize("sandbox", [None] + SANDBOXES)
 def test_the_scored_runs_findings_carry_nothing_of_a_hidden_test(make_env, task_dir, sandbox):
-    task = task_dir(dict(CALC, **{"test_hidden.py": HIDDEN_TEST}), SECRET_TOML, CALC_PATCH, name="secret")
-    env = make_env(task, bash=True, sandbox=sandbox)
-    env.reset()
-    write(env, "calc.py", FINDING_CHANNEL)
-    reward, observation, info = evaluate(env)
+    env, reward, observation, info = eval_with_a_hidden_test(make_env, task_dir, FINDING_CHANNEL, sandbox=sandbox)
     leaked = HIDDEN_TEST.encode().hex()
     assert leaked not in observation and leaked not in " ".join(info["suspicious"]), info["suspicious"]
     assert any("in the scored run, with the task's hidden files" in f for f in info["suspicious"]), info["suspicious"]

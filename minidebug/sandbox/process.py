@@ -114,11 +114,7 @@ def run(
             pass
     kill_group(proc.pid)
     if timed_out:
-        try:
-            while reader.read(proc.stdout.fileno()):
-                pass
-        except OSError:
-            pass
+        reader.drain(proc.stdout.fileno())
     proc.stdout.close()
     returncode = proc.wait()
     return Completed(
@@ -188,6 +184,14 @@ class _CappedReader:
                 del self.tail[:excess]
                 self.dropped += excess
         return True
+
+    def drain(self, fd: int) -> None:
+        """Read what is left in the pipe (of a program that was just killed) without waiting."""
+        try:
+            while self.read(fd):
+                pass
+        except OSError:
+            pass
 
     def text(self) -> str:
         head = self.head.decode("utf-8", errors="replace")

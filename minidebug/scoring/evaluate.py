@@ -125,17 +125,18 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
          without: tuple[str, ...] = ()) -> tuple[PytestRun, list[str]]:
     """One confined pytest run of the task's eval command in a fresh eval tree; the tree's path is cut
     from the output."""
-    task = workspace.task
+    task, learned = workspace.task, learned_modules(workspace.prepared.entry)
     with eval_tree(workspace, harness, without) as (tree, tree_notes, laid):
         static = _static_findings(workspace, tree, laid)
         scratch = empty_folder(workspace.dir, EVAL_SCRATCH)  # a name that the tree's path is not a prefix of
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                             agent_files=tuple(laid), warm=warm, learned=learned_modules(workspace.prepared.entry))
+                             agent_files=tuple(laid), warm=warm, learned=learned)
         finally:
             empty_folder(workspace.dir, EVAL_SCRATCH)
-        learn_modules(workspace.prepared.entry, workspace.prepared.eval_base, workspace.venv, run.venv_modules)
+        if not learned:  # the task's first eval on the machine (or one whose tests load no venv module)
+            learn_modules(workspace.prepared.entry, workspace.prepared.eval_base, workspace.venv, run.venv_modules)
     return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."),
                    suspicious=static + run.suspicious), tree_notes
 

@@ -45,10 +45,10 @@ def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinem
                learned: list[str] = ()) -> WarmEval:
     """A warm eval interpreter (see warm.py) for runs in `tree` with `scratch`, confined as they are, that
     also imports the venv's modules in `learned` ahead of the run."""
-    env, _ = _environ(venv, scratch)
+    env, preload = _environ(venv, scratch)
     argv = [str(venv / "bin" / "python"), "-s", "-B", str(drivers / "minidebug_eval.py"), "--warm"]
     return WarmEval(confinement, argv, env, tree, scratch, {"pycache": NO_BYTECODE, "learned": list(learned),
-                                                            "preload": list(pytest_plugins(venv))})
+                                                            "preload": list(preload)})
 
 
 def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]]:

@@ -113,11 +113,7 @@ class WarmEval:
                     exit_code.append(int(line.split()[-1]))
             self._end_run(child, timed_out)
             if timed_out:
-                try:
-                    while reader.read(read_end):
-                        pass
-                except OSError:
-                    pass
+                reader.drain(read_end)
         finally:
             os.close(read_end)
         return Completed(returncode=None if timed_out or not exit_code else exit_code[0], output=reader.text(),
@@ -205,11 +201,11 @@ def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ..
     imported from the tree."""
     if not loaded or facts.read(entry, LEARNED_FILE) is not None:
         return
-    own = {child.name.removesuffix(".py") for folder in (pristine, pristine / "src") if folder.is_dir()
-           for child in folder.iterdir()}
+    left_out = _ALWAYS_IMPORTED | {child.name.removesuffix(".py") for folder in (pristine, pristine / "src")
+                                   if folder.is_dir() for child in folder.iterdir()}
     site = list(venv.glob("lib/python*/site-packages"))
     names = sorted(name for name in set(loaded) if _MODULE_NAME.fullmatch(name)
-                   and name.split(".", 1)[0] not in own | _ALWAYS_IMPORTED
+                   and name.split(".", 1)[0] not in left_out
                    and any(_is_module_of(folder, name) for folder in site))[:MAX_LEARNED]
     with file_lock(entry.with_suffix(".learned.lock")):
         if facts.read(entry, LEARNED_FILE) is None:
