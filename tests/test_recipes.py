@@ -1,6 +1,8 @@
 """Environment recipes: tables as data, the interpreter search, and venvs and repositories shared by tasks."""
 
 import os
+import re
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -13,7 +15,9 @@ from minidebug.agents.oracle import OracleAgent
 from minidebug.errors import TaskError, WorkspaceError
 from minidebug.tasks.importers.swebench import import_swebench
 from minidebug.store.interpreters import find_python
-from minidebug.tasks.recipes import find_recipe, task_environment
+from minidebug.tasks.recipes import BUNDLED, Recipe, find_recipe, load_table, task_environment
+from minidebug.tasks.recipes.from_swebench import TABLES, write_tables
+from minidebug.tasks.recipes.requirement_files import conda_lines, requirement_lines
 from minidebug.tasks.task import load_task
 from minidebug.taskcheck.validate import validate_task
 
@@ -176,6 +180,228 @@ def test_environment_needs_a_source_and_owns_python(tmp_path):
                                     '[source]\ngit = "x"\ncommit = "abcd"\n[environment]\n')
     with pytest.raises(TaskError, match=r"field 'python': with an \[environment\]"):
         load_task(task)
+
+
+# -- SWE-bench's repositories -------------------------------------------------------------------------------
+
+def swebench_specs():
+    """SWE-bench's harness specs, or None when the installed swebench has none (5.0 dropped them)."""
+    try:
+        from minidebug.tasks.recipes.from_swebench import load_specs
+
+        return load_specs()
+    except SystemExit:
+        return None
+
+
+def test_every_bundled_table_gives_each_of_its_versions_an_environment():
+    specs = swebench_specs()
+    assert {load_table(BUNDLED / f"{name}.toml").repositories[0] for name, _ in TABLES.values()} == set(TABLES)
+    for path in sorted(BUNDLED.glob("*.toml")):
+        table = load_table(path)
+        repository = table.repositories[0]
+        assert table.listed(), path
+        if specs is not None:
+            assert sorted(table.listed()) == sorted(specs[0][repository]), path
+        for version in table.listed():
+            recipe = find_recipe(repository, version)
+            assert recipe.python and recipe.packages and recipe.install and recipe.test, (path, version)
+    # what the hand-written tables fixed stays
+    for repository in ("pydicom/pydicom", "pylint-dev/astroid", "sqlfluff/sqlfluff"):
+        packages = find_recipe(repository, "2.0").packages
+        assert "setuptools<70" in packages and "pytest<8" in packages
+    assert find_recipe("PyCQA/astroid", "2.15").install == ["python -m pip install --no-build-isolation -e ."]
+    assert find_recipe("django/django", "4.0").test.startswith("./tests/runtests.py --verbosity 2 --settings=")
+    assert find_recipe("sympy/sympy", "1.12").test == "python -m pytest -rA"
+    assert find_recipe("pyvista/pyvista", "0.43").system == ["lib:SM", "lib:Xext", "lib:Xrender"]
+    assert "imageio-ffmpeg" in find_recipe("pyvista/pyvista", "0.43").packages  # its ffmpeg, from pip
+
+
+SMALL_SPECS = {
+    "pallets/flask": {
+        "2.0": {"python": "3.9", "packages": "requirements.txt", "install": "python -m pip install -e .",
+                "pip_packages": ["setuptools==70.0.0", "Werkzeug==2.3.7"], "test_cmd": "pytest -rA"},
+        "2.1": {"python": "3.10", "packages": "requirements.txt", "install": "python -m pip install -e .",
+                "pip_packages": ["setuptools==70.0.0", "Werkzeug==2.3.7"], "test_cmd": "pytest -rA"},
+        "2.2": {"python": "3.11", "packages": "requirements.txt", "install": "python -m pip install -e .",
+                "pip_packages": ["setuptools==70.0.0", "Werkzeug==2.3.7"], "test_cmd": "pytest -rA"},
+    },
+    "django/django": {
+        "1.9": {"python": "3.5", "packages": "requirements.txt", "install": "python setup.py install",
+                "pre_install": ["apt-get update && apt-get install -y locales", "locale-gen en_US.UTF-8"],
+                "pip_packages": ["setuptools"], "eval_commands": ["export LANG=en_US.UTF-8"],
+                "test_cmd": "./tests/runtests.py --verbosity 2"},
+        "4.0": {"python": "3.8", "packages": "requirements.txt", "install": "python -m pip install -e .",
+                "test_cmd": "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"},
+    },
+    "pyvista/pyvista": {
+        "0.43": {"python": "3.9", "packages": "numpy=1.2 'scipy<2'", "install": "python -m pip install -e .",
+                 "pip_packages": ["pytest", "numpy"], "test_cmd": "pytest -rA",
+                 "pre_install": ["apt-get update && apt-get install -y ffmpeg libxrender1",
+                                 "grep -q x setup.py && sed -i 's/x/y/' setup.py"]},
+    },
+}
+SMALL_REQS = {"django/django": ["tests/requirements/py3.txt"], "pallets/flask": ["requirements/dev.txt"],
+              "pyvista/pyvista": ["requirements_test.txt"]}
+SMALL_TABLES = {
+    "flask.toml": """\
+        repositories = ["pallets/flask"]
+
+        [defaults]
+        python = "3.11"
+        packages = ["setuptools==70.0.0", "Werkzeug==2.3.7"]
+        requirement_files = ["requirements/dev.txt"]
+        install = ["python -m pip install -e ."]
+        test = "python -m pytest -rA"
+
+        [versions."2.0"]
+        python = "3.9"
+
+        [versions."2.1"]
+        python = "3.10"
+
+        [versions."2.2"]  # the defaults
+        """,
+    "django.toml": """\
+        repositories = ["django/django"]
+
+        [defaults]
+        python = "3.8"
+        packages = ["setuptools<70"]
+        requirement_files = ["tests/requirements/py3.txt"]
+        install = ["python -m pip install -e ."]
+        test = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"
+
+        [versions."1.9"]
+        python = "3.5"
+        install = ["python -m pip install ."]
+        test = "./tests/runtests.py --verbosity 2"
+        system = ["locale:en_US.UTF-8"]
+        system_install = "apt-get install -y locales && locale-gen en_US.UTF-8"
+
+        [versions."4.0"]  # the defaults
+        """,
+    "pyvista.toml": """\
+        repositories = ["pyvista/pyvista"]
+
+        [defaults]
+        python = "3.9"
+        packages = ["setuptools<70", "numpy==1.2.*", "scipy<2", "pytest", "imageio-ffmpeg"]
+        pre_install = [\'\'\'sh -c "grep -q x setup.py && sed -i 's/x/y/' setup.py"\'\'\']
+        install = ["python -m pip install -e ."]
+        test = "python -m pytest -rA"
+        system = ["lib:Xrender"]
+        system_install = "apt-get install -y libxrender1"
+
+        [versions."0.43"]  # the defaults
+        """,
+}
+
+
+def test_the_generator_turns_specs_into_tables(tmp_path):
+    written = write_tables(tmp_path, sorted(SMALL_SPECS), specs=(SMALL_SPECS, SMALL_REQS, {}, "4.0.0"))
+    assert sorted(p.name for p in written) == sorted(SMALL_TABLES)
+    for name, expected in SMALL_TABLES.items():
+        text = (tmp_path / name).read_text()
+        body = "\n".join(line for line in text.splitlines() if not line.startswith("#")).strip()
+        assert body == textwrap.dedent(expected).strip(), name
+    comments = (tmp_path / "django.toml").read_text()
+    assert "SWE-bench installs with `python setup.py install`" in comments and "LANG=en_US.UTF-8" in comments
+    recipe = find_recipe("pyvista/pyvista", "0.43", dirs=[tmp_path])
+    assert subprocess.run(shlex.split(recipe.pre_install[0])[:2] + ["exit 0"]).returncode == 0  # sh -c runs
+
+
+def test_the_generator_reproduces_the_bundled_tables(tmp_path):
+    """With swebench 4 (which has the specs), the bundled tables are exactly what the generator writes;
+    otherwise every bundled table reads back as written."""
+    specs = swebench_specs()
+    if specs is not None:
+        written = write_tables(tmp_path, specs=specs)
+        assert len(written) == len(TABLES)
+        for path in written:
+            header = re.compile(r"\(swebench [^)]*\)")
+            assert header.sub("", path.read_text()) == header.sub("", (BUNDLED / path.name).read_text()), path.name
+    else:
+        for name, _ in TABLES.values():
+            table = load_table(BUNDLED / f"{name}.toml")
+            written = write_tables(tmp_path, [table.repositories[0]], specs=(
+                {table.repositories[0]: {"9.9": {"python": "3.9", "install": "pip install .", "test_cmd": "pytest"}}},
+                {}, {}, "4"))
+            assert load_table(written[0]).fields_of("9.9") == {}  # the only version gives the defaults
+
+
+def test_a_system_need_is_named_where_this_machine_lacks_it(tmp_path, upstream, cache_dir, monkeypatch):
+    recipe = Recipe(system=["sh", "minidebug-absent-tool", "lib:minidebug_absent", "locale:xx_XX.UTF-8"],
+                    system_install="apt-get install -y absent-tools")
+    assert recipe.lacking() == (
+        "this machine lacks the program minidebug-absent-tool, the library minidebug_absent, the locale "
+        "xx_XX.UTF-8, which the recipe's build or tests use and no pip package gives "
+        "(apt-get install -y absent-tools)")
+    assert Recipe(system=["sh"]).lacking() == ""
+    # a build that fails says so, and validate's row names it under the recipe
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "absent.toml").write_text(textwrap.dedent("""\
+        repositories = ["example/absent"]
+        [defaults]
+        install = ["minidebug-absent-tool --install"]
+        system = ["minidebug-absent-tool"]
+        system_install = "apt-get install -y absent-tools"
+        """))
+    monkeypatch.setenv("MINIDEBUG_RECIPES", str(tmp_path / "recipes"))
+    repo, commits = upstream
+    task = source_task(tmp_path, repo, commits["negate_bug"], 'recipe = "example/absent"\n', "negate_absent",
+                       ("x", "-x"))
+    row = validate_task(str(task), {"cache_dir": cache_dir})
+    assert "lacks the program minidebug-absent-tool" in row.problem, row.problem
+    assert "(apt-get install -y absent-tools)" in row.recipe
+
+
+def test_requirement_files_read_as_swebench_reads_them(tmp_path):
+    write(tmp_path, {
+        "reqs/dev.txt": "-r base.txt\n-e .\n.[test]\n# a comment\ntypes-pkg_resources==0.1\nflake8\n",
+        "reqs/base.txt": "six==1.16.0\n-e .\n",
+        "environment.yml": """\
+            name: dev
+            channels:
+              - conda-forge
+            dependencies:
+              - python=3.10
+              - pip
+              - numpy=1.23
+              - conda-forge::pandas>=1.5  # a comment
+              - pytables
+              - pip:
+                - pytest-env
+            """,
+    })
+    assert requirement_lines(str(tmp_path / "reqs" / "dev.txt")) == ["six==1.16.0", "types-setuptools", "flake8"]
+    assert conda_lines(str(tmp_path / "environment.yml")) == (["numpy==1.23.*", "pandas>=1.5", "tables"],
+                                                              ["pytest-env"])
+
+
+def test_requirement_files_install_the_first_found_then_the_pins(tmp_path, upstream, cache_dir, monkeypatch):
+    repo, commits = upstream
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    write(clone, {"requirements/dev.txt": "-r base.txt\n-e .\n", "requirements/base.txt": "six==1.15.0\niniconfig\n"})
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "requirement files")
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "mathlib.toml").write_text(textwrap.dedent("""\
+        repositories = ["example/mathlib"]
+        [defaults]
+        packages = ["six==1.16.0", "setuptools", "wheel"]
+        requirement_files = ["requirements.txt", "requirements/dev.txt"]
+        install = ["python -m pip install --no-build-isolation --no-deps -e ."]
+        """))
+    monkeypatch.setenv("MINIDEBUG_RECIPES", str(tmp_path / "recipes"))
+    task = source_task(tmp_path, clone, commits["negate_bug"], 'recipe = "example/mathlib"\n'
+                       f'commit = "{git(clone, "rev-parse", "HEAD")}"\n', "negate_files", ("x", "-x"))
+    with minidebug.make(task, cache_dir=cache_dir) as env:
+        env.reset()
+        six = subprocess.run([str(env.workspace.prepared.venv / "bin" / "python"), "-c",
+                              "import iniconfig, six; print(six.__version__)"], capture_output=True, text=True)
+    assert six.stdout.strip() == "1.16.0", six.stderr  # the file's six==1.15.0 gave way to the recipe's pin
 
 
 # -- interpreters ------------------------------------------------------------------------------------------

@@ -90,9 +90,16 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
             record(entry / "repo.git", BARE_REPO_UNWATCHED)
     meta = json.loads(marker.read_text())
     if recipe is not None:
-        commands = tuple(recipe.pre_install + recipe.install)
+        commands = tuple(recipe.commands())
         install = ProjectInstall(source.git, environment_commit, commands) if commands else None
-        venv = ensure_venv(cache_dir, recipe.python, recipe.packages, install)
+        try:
+            venv = ensure_venv(cache_dir, recipe.python, recipe.packages, install)
+        except WorkspaceError as exc:
+            lacking = recipe.lacking()
+            if not lacking:
+                raise
+            first, _, rest = str(exc).partition("\n")
+            raise WorkspaceError(f"{first} ({lacking})\n{rest}") from exc
     else:
         venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements)
     return PreparedTask(

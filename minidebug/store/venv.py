@@ -159,6 +159,10 @@ _MISSING = (
     (re.compile(r"unable to execute '([\w.+-]+)'"), "the program {0}"),
     (re.compile(r"\b(gcc|cc|g\+\+|clang|gfortran|cmake|rustc|cargo|pkg-config)\b: (?:command )?not found"),
      "the program {0}"),
+    (re.compile(r"Package '?([\w.+-]+?)'?,? (?:required by '[^']*', )?(?:was )?not found"),
+     "the system library {0} (as pkg-config names it)"),
+    (re.compile(r"cannot find -l([\w.+-]+)"), "the system library lib{0}"),
+    (re.compile(r"can't find (Rust) compiler"), "the {0} compiler (rustc)"),
 )
 _NO_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
 
@@ -197,8 +201,12 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
         confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes)
         try:
             for command in commands:
-                result, output = confinement.run(shlex.split(command), cwd=cwd or Path(scratch), env=env,
-                                                 timeout=1800, writable=[])
+                try:
+                    result, output = confinement.run(shlex.split(command), cwd=cwd or Path(scratch), env=env,
+                                                     timeout=1800, writable=[])
+                except FileNotFoundError:
+                    raise WorkspaceError(f"setup command {command!r} failed: needs the program "
+                                         f"{shlex.split(command)[0]}, which this machine lacks") from None
                 if result.returncode != 0:
                     raise WorkspaceError(f"setup command {command!r} failed{diagnose(output)}:\n"
                                          f"{output.strip()[-4000:]}")

@@ -156,7 +156,8 @@ def describe_recipe(spec) -> str:
             if environment is not None and environment.recipe else "the task's own")
     details = [f"python {recipe.python}" if recipe.python else "",
                "install: " + "; ".join(recipe.install) if recipe.install else "pytest only", f"at {commit[:12]}"]
-    return f"{name} ({', '.join(filter(None, details))})"
+    lacking = recipe.lacking()
+    return f"{name} ({', '.join(filter(None, details))}){'; ' + lacking if lacking else ''}"
 
 
 def describe_python(venv: Path) -> str:

@@ -7,23 +7,36 @@ A recipe table is a TOML file for one repository family:
     [defaults]                              # every version starts from these
     python = "3.11"
     packages = ["numpy<2"]                  # pip requirements, installed first
+    requirement_files = ["requirements/dev.txt", "requirements.txt"]  # the first found in the checkout
+                                            # is pip-installed (a conda environment.yml too), then `packages`
+                                            # again so their pins hold, before `pre_install`
     pre_install = []                        # commands run in the checkout before `install`
     install = ["python -m pip install --no-deps -e ."]
     test = "python -m pytest -rA"           # how importers write a task's eval (test files are appended)
+    system = ["ffmpeg", "lib:Xrender", "locale:en_US.UTF-8"]  # what pip cannot give: programs, shared
+    system_install = "apt-get install -y ffmpeg libxrender1"   # libraries, locales; named when missing here
 
     [versions."2.0"]                        # a version's fields replace the defaults' ones
     python = "3.8"
+
+    [versions."1.0, 1.1"]                   # several versions that share their fields
 
 Tables are looked for in the folders of `$MINIDEBUG_RECIPES` (separated by the OS's path separator), then
 among the tables bundled here. Of the tables that name the repository, the first with a `[defaults]` gives
 the defaults and the first that lists the version gives that version's fields: so a table of your own
 replaces just the entries it writes. A task then shares its venv with every task whose resolved recipe,
 repository and environment commit are the same.
+
+The bundled tables of SWE-bench's repositories are generated from its harness specs by
+`python -m minidebug.tasks.recipes.from_swebench`.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import shutil
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -49,13 +62,61 @@ class Recipe(BaseModel):
 
     python: Optional[PythonVersion] = None
     packages: list[str] = []
+    requirement_files: list[str] = []
     pre_install: list[str] = []
     install: list[str] = []
     test: Optional[str] = None
+    system: list[str] = []
+    system_install: str = ""
 
     def updated(self, fields: dict) -> Recipe:
         """This recipe with some fields replaced (validated)."""
         return Recipe.model_validate({**self.model_dump(), **fields})
+
+    def commands(self) -> list[str]:
+        """The commands run in the checkout: the first requirement file found (then `packages` again, so
+        their pins hold), `pre_install`, `install`."""
+        if not self.requirement_files:
+            return self.pre_install + self.install
+        source = _INSTALL_REQUIREMENTS.read_text(encoding="utf-8")
+        pinned = [shlex.join(["python", "-m", "pip", "install", *self.packages])] if self.packages else []
+        return [shlex.join(["python", "-c", source, *self.requirement_files]), *pinned,
+                *self.pre_install, *self.install]
+
+    def lacking(self) -> str:
+        """What of `system` this machine lacks, as a sentence saying how to get it (or "")."""
+        missing = [need for need in self.system if not _present(need)]
+        if not missing:
+            return ""
+        kinds = {"lib": "the library", "locale": "the locale"}
+        named = [f"{kinds.get(need.rpartition(':')[0], 'the program')} {need.rpartition(':')[2]}" for need in missing]
+        how = f" ({self.system_install})" if self.system_install else ""
+        return (f"this machine lacks {', '.join(named)}, which the recipe's build or tests use and no pip "
+                f"package gives{how}")
+
+
+_INSTALL_REQUIREMENTS = BUNDLED / "requirement_files.py"
+
+
+def _present(need: str) -> bool:
+    """Whether a `system` entry is here: a program on PATH, a `lib:` shared library, a `locale:` locale."""
+    kind, _, name = need.rpartition(":")
+    if kind == "lib":
+        import ctypes.util
+
+        return ctypes.util.find_library(name) is not None
+    if kind == "locale":
+        import locale
+
+        saved = locale.setlocale(locale.LC_CTYPE)
+        try:
+            locale.setlocale(locale.LC_CTYPE, name)
+        except locale.Error:
+            return False
+        finally:
+            locale.setlocale(locale.LC_CTYPE, saved)
+        return True
+    return shutil.which(need) is not None
 
 
 class RecipeTable(BaseModel):
@@ -66,6 +127,18 @@ class RecipeTable(BaseModel):
     repositories: list[str] = Field(min_length=1)
     defaults: Optional[dict] = None
     versions: dict[str, dict] = {}
+
+    def listed(self) -> list[str]:
+        """The versions the table names (a key may name several, separated by commas)."""
+        return [version for key in self.versions for version in _names(key)]
+
+    def fields_of(self, version: str | None) -> dict | None:
+        """The fields written for a version, or None when the table does not name it."""
+        return next((fields for key, fields in self.versions.items() if version in _names(key)), None)
+
+
+def _names(key: str) -> list[str]:
+    return [name for name in re.split(r"[,\s]+", key) if name]
 
 
 def recipe_dirs() -> list[Path]:
@@ -88,7 +161,7 @@ def find_recipe(repository: str, version: str | None, dirs: list[Path] | None = 
         raise TaskError(f"no environment recipe for {repository} (looked in {looked}); write a table for it "
                         "(see minidebug.tasks.recipes) in a folder named by $MINIDEBUG_RECIPES")
     defaults = next((table.defaults for table in tables if table.defaults is not None), {})
-    fields = next((table.versions[version] for table in tables if version in table.versions), {})
+    fields = next((table.fields_of(version) for table in tables if table.fields_of(version) is not None), {})
     return Recipe.model_validate({**defaults, **fields})
 
 
