@@ -68,6 +68,16 @@ def _import(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def _instances(args: argparse.Namespace) -> int:
+    from ..taskcheck.measure import instances_from_history
+
+    report = instances_from_history(args.clone, args.commits, args.repository, args.out,
+                                    {"sandbox": from_command_line(args.sandbox), "eval_timeout": args.eval_timeout},
+                                    progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(report.summary(args.out))
+    return 1 if report.rejected else 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from .export import export_predictions, export_sft
 
@@ -217,6 +227,20 @@ def build_parser() -> argparse.ArgumentParser:
     import_parser.add_argument("--no-verify", action="store_true",
                                help="do not run each exercise's tests on its stub and example first")
     import_parser.set_defaults(handler=_import)
+
+    instances_parser = commands.add_parser("instances", help="SWE-bench-format instances from fix commits of a "
+                                                             "repository, FAIL_TO_PASS and PASS_TO_PASS measured here")
+    instances_parser.add_argument("clone", type=Path, help="a local clone with the commits' history")
+    instances_parser.add_argument("commits", nargs="+", metavar="COMMIT",
+                                  help="fix commits, each changing source and test files")
+    instances_parser.add_argument("--repository", required=True, metavar="OWNER/NAME",
+                                  help="the repository the instances name (its environment recipe builds the venv)")
+    instances_parser.add_argument("--out", type=Path, required=True, help="the JSON lines file to write")
+    instances_parser.add_argument("--eval-timeout", type=float, default=300,
+                                  help="seconds one run of the test files may take (default: 300)")
+    instances_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
+                                  help="the sandbox the runs use (default: auto, as in make())")
+    instances_parser.set_defaults(handler=_instances)
 
     export_parser = commands.add_parser("export", help="turn recorded runs into other formats")
     export_parser.add_argument("kind", choices=["sft", "preds"],
