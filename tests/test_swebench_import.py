@@ -80,7 +80,8 @@ def test_both_json_shapes_import_to_tasks_that_pass_check(clones, tmp_path, cach
         "  example__mathlib-1: 1 PASS_TO_PASS id(s) left out: naming a path of the machine that "
         "recorded them, so no run here can produce them; no environment recipe for example/mathlib: its venv has "
         "pytest only (write a recipe table, or pass --setup)", "2 skipped:", "  example__mathlib-2: missing patch",
-        "  example__mathlib-3: its test ids are not pytest node ids (path::name); only pytest suites are supported"]
+        "  example__mathlib-3: its test ids are not all of one shape: pytest node ids (path::name), Django's "
+        "(`name (module.Class)`) or bare test names (sympy's)"]
     assert main(["import", "swebench", str(as_lines), "--repos", str(repos), "--out", str(tmp_path / "b")]) == 0
     first, second = load_task(tmp_path / "a" / "example__mathlib-1"), load_task(tmp_path / "b" / "example__mathlib-1")
     assert first.spec == second.spec

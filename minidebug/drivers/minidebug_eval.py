@@ -1,4 +1,6 @@
-"""Runs the task's pytest for minidebug's eval and reports each test's outcome to the host.
+"""Runs the task's pytest for minidebug's eval and reports each test's outcome to the host (or, with
+`runner` "django" in the settings, a unittest script such as Django's tests/runtests.py: see
+minidebug_unittest, which reuses everything below).
 
 Started as `python -s -B minidebug_eval.py` (by path, so only this folder is on sys.path) with
 MINIDEBUG_EVAL_FD naming a socket. The host sends the run's settings over it as one JSON line; the
@@ -107,19 +109,9 @@ def _read_no_bytecode_from_now_on(pycache, preload):
     from their bytecode as usual, so that eval does not compile them from source each time."""
     if not pycache:
         return
-    import importlib
+    from minidebug_preload import import_ahead
 
-    try:
-        from _pytest.config import default_plugins
-    except ImportError:  # a pytest without the list: its plugins are compiled from source, which is slower
-        default_plugins = ()
-    # pdb and the modules below are what pytest imports after its plugins, in every run.
-    lazy = ["pdb", "faulthandler", "_pytest._argcomplete"]
-    for name in [f"_pytest.{name}" for name in default_plugins] + lazy + list(preload):
-        try:
-            importlib.import_module(name)
-        except Exception:  # pytest reports it when it loads the plugin
-            pass
+    import_ahead(preload)
     sys.pycache_prefix = pycache
 
 
@@ -144,16 +136,23 @@ def _sender(fd, nonce):
 def run(fd, settings):
     """One pytest run with `settings`, reporting over `fd`; returns pytest's exit code. The venv modules the
     task's tests load (`learned`) are imported ahead with pytest, from their bytecode; one that the
-    project's folders would shadow is dropped again, so the project's own file is imported."""
+    project's folders would shadow is dropped again, so the project's own file is imported. With `runner`
+    "django", the run is of `script` (relative to the tree) with `args` instead (see minidebug_unittest)."""
     send, stream, flag = _sender(fd, settings.pop("nonce").encode())
     import pytest  # before the project's folders are on sys.path
 
+    script = settings["script"] if settings.get("runner") == "django" else None
     learned = settings.get("learned", [])
-    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned)
+    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned
+                                  + (["runpy"] if script else []))
     from minidebug_watch import Watch
 
+    unittest_runner = None
+    if script:
+        import minidebug_unittest as unittest_runner
     dumps = json.dumps
-    watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []))
+    watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
+                  unittest_runner.GUARDED if unittest_runner else ())
     checks = watch.plugin()
     tree = os.getcwd()
     _drop_shadowed(learned, settings["sys_path"] + [tree, os.path.join(tree, "src")])
@@ -162,11 +161,17 @@ def run(fd, settings):
     inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
     if settings.get("child_path"):  # what the tests start imports the project as pdb and bash see it
         os.environ["PYTHONPATH"] = os.pathsep.join(settings["child_path"] + inherited)
-    plugin, recorded, holders = recorder(stream, flag)
+    if unittest_runner:
+        recorded, holders = unittest_runner.recorder(stream, flag, watch.untrusted, settings.get("collect_only"))
+    else:
+        plugin, recorded, holders = recorder(stream, flag)
     watch.protect(send, stream, flag, *holders)
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
-        code = pytest.main(settings["args"], plugins=[checks, plugin])
+        if unittest_runner:
+            code = unittest_runner.run_script(os.path.join(tree, script), settings["args"])
+        else:
+            code = pytest.main(settings["args"], plugins=[checks, plugin])
     finally:
         try:
             watch.finish()

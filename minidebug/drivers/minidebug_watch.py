@@ -56,13 +56,19 @@ _RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})  # class a
 class Watch:
     """The audit hook of one run and the state it compares after the run."""
 
-    def __init__(self, send, fd, tree, agent_files):
+    def __init__(self, send, fd, tree, agent_files, also_guarded=()):
+        """`also_guarded`: modules, by full name, whose state `finish` compares too (a runner's other than
+        pytest's)."""
         self.findings = []
         self._judge = _judge_maker(tree, agent_files)
         self._report = _reporter(send, self.findings, tree)
-        self._before = snapshot()
+        self._before = snapshot(also_guarded)
         self._protected = set()
         sys.addaudithook(_hook(self._judge, self._report, fd, self._protected))
+
+    def untrusted(self, filename):
+        """Whether code from `filename` is untrusted (generated code, judged by no caller here, is)."""
+        return self._judge(filename) is not False
 
     def protect(self, *functions):
         """Report untrusted code that reads these functions' default values (where the driver keeps its
@@ -111,12 +117,13 @@ def _keeper():
         yield kept
 
 
-def snapshot():
-    """The attribute namespaces of the guarded modules and of the classes they define, each with a copy:
-    [(name, live namespace, copy)]. Copies are made by C code, so taking one costs little."""
+def snapshot(also=()):
+    """The attribute namespaces of the guarded modules (and of those named in `also`) and of the classes they
+    define, each with a copy: [(name, live namespace, copy)]. Copies are made by C code, so taking one costs
+    little."""
     state = []
     for name, module in list(sys.modules.items()):
-        if module is None or name.split(".", 1)[0] not in GUARDED:
+        if module is None or (name.split(".", 1)[0] not in GUARDED and name not in also):
             continue
         namespace = vars(module)
         state.append((name, namespace, dict(namespace)))

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..store.cache import PreparedTask
 from ..errors import TaskError
 from .evaltree import copy_pristine
+from .ids import file_of_test
 from .pytest_run import run_pytest
 from ..store.gitcmd import git
 from ..sandbox.confinement import Confinement
@@ -63,14 +64,11 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
         tree, scratch = work / "tree", work / "scratch"
         copy_pristine(prepared.eval_base, tree)
         scratch.mkdir()
-        extra: tuple[str, ...] = ()
         if task.solution is not None:
             git(tree, "apply", str(task.solution), env={"GIT_DIR": str(prepared.bare_repo), "GIT_WORK_TREE": str(tree)})
-        else:
-            extra = ("--collect-only", "-q")
         run = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
                          timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                         extra=extra)
+                         collect_only=task.solution is None)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     output = "" if prepared.hidden_files else run.output[-2000:]  # an observation never shows hidden files
@@ -92,6 +90,7 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
     return {"counted": sorted(ids), "gold_failures": sorted(failures)}
 
 
-def test_files(counted: tuple[str, ...]) -> frozenset[str]:
-    """The files that hold the counted tests (the part of each id before `::`)."""
-    return frozenset(test.split("::", 1)[0] for test in counted)
+def test_files(counted: tuple[str, ...], folder: str = "") -> frozenset[str]:
+    """The files that hold the counted tests (the part of each id before `::`; a unittest id's module in
+    `folder`, see ids.file_of_test)."""
+    return frozenset(file_of_test(test, folder) for test in counted)

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..sandbox.confinement import Confinement
+from ..tasks.command import eval_command
 from ..workspace.safefs import empty_folder, read_entry
 from . import forgery
 from ..workspace.worktree import Workspace
 from .counted import test_files
 from .evaltree import EVAL_SCRATCH, EVAL_TREE, eval_tree
-from .ids import match_outcomes
+from .ids import file_of_test, match_outcomes
 from .pytest_run import PytestRun, run_pytest, start_warm
 from .warm import WarmEval, learn_modules, learned_modules
 
@@ -102,7 +103,8 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
     restored = workspace.restore_readonly()
     if restored:
         notes.append(f"read-only files restored before eval: {', '.join(restored)}")
-    harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted))
+    folder = eval_command(task.eval_command).test_folder
+    harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted, folder))
     hidden_files = workspace.prepared.hidden_files
     run, tree_notes = _run(workspace, harness, timeout, confinement, warm)
     if not hidden_files:
@@ -160,8 +162,9 @@ def _without_hidden_names(result: EvalResult, reported: set[str], shown: PytestR
     `reported` by the scored run) cut from its notes, and the counted hidden tests' outcomes as counts.
     Of the scored run's own findings only their presence is told: code under test chooses their text (a file
     name given to compile()) and their number, so either could carry a hidden file's content."""
-    hidden = sorted((test for test in set(result.tests) | reported if workspace.is_hidden(test.split("::", 1)[0])),
-                    key=len, reverse=True)
+    folder = eval_command(workspace.task.eval_command).test_folder
+    hidden = sorted((test for test in set(result.tests) | reported
+                     if workspace.is_hidden(file_of_test(test, folder))), key=len, reverse=True)
     notes = list(result.notes)
     for i, note in enumerate(notes):
         for test in hidden:
@@ -173,7 +176,7 @@ def _without_hidden_names(result: EvalResult, reported: set[str], shown: PytestR
             counts[result.tests[test]] = counts.get(result.tests[test], 0) + 1
     if counts:
         notes.append("hidden tests (outcomes only): " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
-    stems = [PurePosixPath(test.split("::", 1)[0]).stem for test in hidden]
+    stems = [PurePosixPath(file_of_test(test, folder)).stem for test in hidden]
     suspicious = []
     for finding in shown.suspicious:
         for name in hidden + stems:

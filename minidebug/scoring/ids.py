@@ -1,5 +1,6 @@
-"""Matching a task's recorded test ids with the ids a pytest run reports.
+"""Matching a task's recorded test ids with the ids a run reports, and the file that holds a test.
 
+Ids are pytest's node ids (`path::name`) or, for Django's runner, unittest's `name (module.Class)`.
 SWE-bench's log parser cuts a pytest id at its first whitespace, so a recorded id may be cut short
 (`t.py::test_fix[select` for `t.py::test_fix[select name]`). Such an id is matched as SWE-bench matches it:
 it stands for every id of the run that is the same text up to its first whitespace.
@@ -9,8 +10,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+
+from ..tasks.command import UNITTEST_ID, unittest_id
 
 _WHITESPACE = re.compile(r"\s")
+
+
+def file_of_test(test_id: str, folder: str = "") -> str:
+    """The file that holds a test: a pytest id's path; for a unittest id, its module's file in `folder`
+    (where Django's runtests.py finds its test modules)."""
+    parsed = unittest_id(test_id)
+    if parsed is None:
+        return test_id.split("::", 1)[0]
+    module = UNITTEST_ID.fullmatch(parsed)["dotted"].rsplit(".", 1)[0]
+    return str(PurePosixPath(folder, *module.split("."))) + ".py"
 
 
 def is_cut(test_id: str) -> bool:

@@ -1,4 +1,5 @@
-"""One pytest run of a task's eval command, confined, with its outcomes reported over a socket.
+"""One pytest run of a task's eval command, confined, with its outcomes reported over a socket (or a run of
+Django's tests/runtests.py, through the same driver: see tasks/command.py and drivers/minidebug_unittest.py).
 
 The run goes through the `minidebug_eval` driver: plugin autoloading off (the venv's own plugins are named
 explicitly), no cache provider, no user site, no bytecode written, and pytest imported before any folder of
@@ -19,7 +20,7 @@ from pathlib import Path
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import episode_environ
 from ..store.venv import pytest_plugins
-from ..tasks.command import pytest_arguments
+from ..tasks.command import eval_command
 from .warm import WarmEval
 
 
@@ -64,25 +65,31 @@ def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]
 def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
                confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
                agent_files: tuple[str, ...] = (), warm: WarmEval | None = None,
-               learned: list[str] = ()) -> PytestRun:
+               learned: list[str] = (), collect_only: bool = False) -> PytestRun:
     """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:
     forked from `warm` where given and able (see warm.py), else in a fresh interpreter.
     `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched.
-    `learned` names the venv modules the task's tests load, imported with pytest (see warm.py)."""
-    args, cwd_on_path = pytest_arguments(command)
+    `learned` names the venv modules the task's tests load, imported with pytest (see warm.py).
+    `collect_only`: list the tests (`collected`), run none."""
+    read = eval_command(command)
     sys_path = [str(tree), str(tree / "src")] if source_layout else []
-    if cwd_on_path and not source_layout:
+    if read.cwd_on_path and not source_layout:
         sys_path.append(str(tree))
     env, preload = _environ(venv, scratch)
     plugins = [arg for plugin in preload for arg in ("-p", plugin)]
+    if read.runner == "django":  # the script's folder first, as `python tests/runtests.py` has it
+        sys_path.insert(0, str(tree / read.test_folder))
+        runner = {"runner": "django", "script": read.script, "args": read.args, "collect_only": collect_only}
+    else:
+        runner = {"args": [*read.args, "-p", "no:cacheprovider", *plugins, *extra,
+                           *(("--collect-only", "-q") if collect_only else ())]}
     host, child = socket.socketpair()
     nonce = secrets.token_hex(16)
     try:
         env["MINIDEBUG_EVAL_FD"] = str(child.fileno())
         settings = {"nonce": nonce, "sys_path": sys_path, "child_path": sys_path if source_layout else [],
                     "pycache": NO_BYTECODE, "preload": list(preload), "learned": list(learned),
-                    "agent_files": [str(tree / rel) for rel in agent_files],
-                    "args": [*args, "-p", "no:cacheprovider", *plugins, *extra]}
+                    "agent_files": [str(tree / rel) for rel in agent_files], **runner}
         host.sendall(json.dumps(settings).encode() + b"\n")
         received: list[bytes] = []
         reader = threading.Thread(target=_read_all, args=(host, received), daemon=True)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import TaskError
 from .globs import GlobSet
 from .harness import Harness
-from .command import pytest_arguments
+from .command import django_label, eval_command, unittest_id
 from .fields import PythonVersion
 
 if sys.version_info >= (3, 11):
@@ -146,7 +146,7 @@ class TaskSpec(BaseModel):
     @classmethod
     def _pytest(cls, value: str) -> str:
         try:
-            pytest_arguments(shlex.split(value))
+            eval_command(shlex.split(value))
         except TaskError as exc:
             raise ValueError(str(exc)) from None
         return value
@@ -197,16 +197,21 @@ class Task:
     def entrypoint(self) -> list[str]:
         """What pdb runs: task.toml's `entrypoint`; else, for a task whose eval is pytest and that names
         `fail_to_pass` tests, the eval command with its test paths narrowed to those tests (so that `b` + `c`
-        stops in a failing test, not in one that passes); else the eval command."""
+        stops in a failing test, not in one that passes; for Django's runtests.py, its labels); else the eval
+        command."""
         if self.spec.entrypoint:
             return shlex.split(self.spec.entrypoint)
         command = self.eval_command
         if not self.spec.fail_to_pass:
             return command
         try:
-            args, _ = pytest_arguments(command)
+            read = eval_command(command)
         except TaskError:
             return command
+        args = read.args
+        if read.runner == "django":  # run by python (pdb runs it so), on the labels of the fail_to_pass tests
+            labels = [django_label(test) for test in self.spec.fail_to_pass if unittest_id(test)]
+            return ["python", read.script] + read.with_labels(list(dict.fromkeys(labels)))
         ids = list(dict.fromkeys(_runnable_id(test) for test in self.spec.fail_to_pass))
         files = {test.split("::", 1)[0] for test in ids}
         kept = [arg for arg in args if arg.startswith("-") or not any(

@@ -67,3 +67,9 @@ def _git(clone: Path, *args: str, stdout=subprocess.PIPE) -> subprocess.Complete
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1"}
     return subprocess.run(["git", "-c", "protocol.allow=never", "-C", str(clone), *args], stdout=stdout,
                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, errors="replace", env=env)
+
+
+def file_at(clone: Path, commit: str, path: str) -> str | None:
+    """The text of `path` at `commit` in `clone`, or None when the commit has no such file."""
+    shown = _git(clone, "show", f"{commit}:{path}")
+    return shown.stdout if shown.returncode == 0 else None

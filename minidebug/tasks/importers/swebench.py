@@ -16,6 +16,8 @@ minidebug.tasks.recipes), installed from its `environment_setup_commit`, so inst
 A local clone must give every file of the commits a task uses: an instance whose clone is missing, shallow or
 partial without them, or unreadable (a corrupt pack) fails, saying why, and no task folder is written for it.
 Test ids cut short at a space by SWE-bench's log parser are kept, and scored by prefix as SWE-bench does.
+Django's unittest ids run through its tests/runtests.py (read-only, as the test files are), and sympy's bare test names become pytest node ids
+(see test_ids).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from ..patch import parse_patch
 from ..recipes import find_recipe
 from .clones import CloneError, check_commit, find_clone
 from .common import ImportReport, toml_string
+from .test_ids import DJANGO_SCRIPT, django_labels, eval_prefix, id_shape, node_ids, patched, read_at
+from ..command import unittest_id
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -118,7 +122,7 @@ def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, 
     for instance in select_instances(read_instances(instances_file), pattern, window):
         name = str(instance.get("instance_id", "?"))
         try:
-            task, dropped = _write_task(instance, Path(out), sources, list(setup))
+            task, dropped, unnamed = _write_task(instance, Path(out), sources, list(setup))
         except ValueError as exc:
             report.skipped[name] = str(exc)
             continue
@@ -130,6 +134,9 @@ def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, 
         if dropped:
             notes.append(f"{dropped} PASS_TO_PASS id(s) left out: naming a path of the machine that recorded "
                          "them, so no run here can produce them")
+        if unnamed:
+            notes.append(f"{unnamed} PASS_TO_PASS id(s) left out: not Django's `name (module.Class)` (a docstring's "
+                         "first line, as newer SWE-bench logs record some tests), so no run here reports them")
         if not setup and _recipe(instance) is None:
             notes.append(f"no environment recipe for {instance['repo']}: its venv has pytest only "
                          "(write a recipe table, or pass --setup)")
@@ -151,7 +158,8 @@ def _version(instance: dict[str, Any]) -> str | None:
     return str(version) if version not in (None, "") else None
 
 
-def _write_task(instance: dict[str, Any], out: Path, sources: _Sources, setup: list[str]) -> tuple[Path, int]:
+def _write_task(instance: dict[str, Any], out: Path, sources: _Sources,
+                setup: list[str]) -> tuple[Path, int, int]:
     missing = [key for key in REQUIRED if not isinstance(instance.get(key), str) or not instance[key]]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
@@ -162,34 +170,51 @@ def _write_task(instance: dict[str, Any], out: Path, sources: _Sources, setup: l
     pass_to_pass = parse_test_ids(instance.get("PASS_TO_PASS"), "PASS_TO_PASS")
     if not fail_to_pass:
         raise ValueError("FAIL_TO_PASS is empty: nothing shows the bug")
-    if not all("::" in test for test in fail_to_pass + pass_to_pass):
-        raise ValueError("its test ids are not pytest node ids (path::name); only pytest suites are supported")
+    shape = id_shape(fail_to_pass + pass_to_pass)
+    if shape == "mixed":
+        raise ValueError("its test ids are not all of one shape: pytest node ids (path::name), Django's "
+                         "(`name (module.Class)`) or bare test names (sympy's)")
+    unnamed = 0
+    if shape == "django":
+        fail_to_pass, pass_to_pass, unnamed = _django_ids(fail_to_pass, pass_to_pass)
     if not all(portable(test) for test in fail_to_pass):
         raise ValueError("a FAIL_TO_PASS id names a path of the machine that recorded it")
     kept = [test for test in pass_to_pass if portable(test)]
     dropped, pass_to_pass = len(pass_to_pass) - len(kept), kept
     try:
-        test_files = sorted({p.new_path for p in parse_patch(instance["test_patch"]) if p.new_path})
+        test_patches = [p for p in parse_patch(instance["test_patch"]) if p.new_path]
         parse_patch(instance["patch"])
     except (TaskError, ValueError) as exc:
         raise ValueError(f"a patch does not parse: {exc}") from None
-    run_files = sorted(set(test_files) | {test.split("::", 1)[0] for test in fail_to_pass + pass_to_pass})
+    test_files = sorted({p.new_path for p in test_patches})
     recipe = None if setup else _recipe(instance)
     environment_commit = instance.get("environment_setup_commit")
     environment_commit = environment_commit if isinstance(environment_commit, str) and environment_commit else None
     commits = [instance["base_commit"]] + ([environment_commit] if recipe is not None and environment_commit else [])
     repository = sources.repository(instance["repo"], commits)
+    if shape == "bare":
+        fail_to_pass, pass_to_pass = _node_ids(fail_to_pass, pass_to_pass, test_patches, repository,
+                                               instance["base_commit"])
+    run_files = sorted(set(test_files) | {test.split("::", 1)[0] for test in fail_to_pass + pass_to_pass})
+    test_command = eval_prefix(recipe.test if recipe is not None else None, shape)
+    if shape == "django":
+        if Path(repository).is_dir() and read_at(repository, instance["base_commit"], DJANGO_SCRIPT) is None:
+            raise ValueError(f"its test ids are Django's (`name (module.Class)`), but the repository has no "
+                             f"{DJANGO_SCRIPT} at the base commit to run them")
+        run_files = django_labels(test_files, fail_to_pass + pass_to_pass)
+        owned = sorted(set(test_files) | {DJANGO_SCRIPT})  # the script that runs the tests is the task's
+    else:
+        owned = test_files
     task = out / name
     task.mkdir(parents=True, exist_ok=True)
     (task / "solution.patch").write_text(instance["patch"], encoding="utf-8")
     (task / "test.patch").write_text(instance["test_patch"], encoding="utf-8")
     version = _version(instance)
     tags = ["swebench", instance["repo"]] + ([version] if version else [])
-    test_command = (recipe.test if recipe is not None and recipe.test else "python -m pytest -q")
     lines = [
         f"description = {toml_string(instance['problem_statement'].strip())}",
         f"eval = {toml_string(test_command + ' ' + ' '.join(run_files))}",
-        f"readonly = [{', '.join(toml_string(f) for f in test_files)}]",
+        f"readonly = [{', '.join(toml_string(f) for f in owned)}]",
         f"fail_to_pass = [{', '.join(toml_string(t) for t in fail_to_pass)}]",
         f"pass_to_pass = [{', '.join(toml_string(t) for t in pass_to_pass)}]",
         f"tags = [{', '.join(toml_string(t) for t in tags)}]",
@@ -205,7 +230,36 @@ def _write_task(instance: dict[str, Any], out: Path, sources: _Sources, setup: l
         lines += [f"version = {toml_string(version)}"] if version else []
         lines += [f"commit = {toml_string(environment_commit)}"] if environment_commit else []
     (task / "task.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return task, dropped
+    return task, dropped, unnamed
+
+
+def _django_ids(fail_to_pass: list[str], pass_to_pass: list[str]) -> tuple[list[str], list[str], int]:
+    """Django's ids as its runner names them (see test_ids), and how many PASS_TO_PASS ids are left out for
+    naming no test (a docstring's first line).
+
+    Raises:
+        ValueError: a FAIL_TO_PASS id names no test.
+    """
+    unnamed = [test for test in fail_to_pass if unittest_id(test) is None]
+    if unnamed:
+        raise ValueError(f"a FAIL_TO_PASS id is not Django's `name (module.Class)`: {unnamed[0][:80]!r} (newer "
+                         "SWE-bench logs record some tests by their docstring's first line)")
+    kept = [unittest_id(test) for test in pass_to_pass if unittest_id(test) is not None]
+    return [unittest_id(test) for test in fail_to_pass], kept, len(pass_to_pass) - len(kept)
+
+
+def _node_ids(fail_to_pass: list[str], pass_to_pass: list[str], test_patches: list, repository: str,
+              commit: str) -> tuple[list[str], list[str]]:
+    """Bare test names as the node ids of the Python files the test patch touches (as patched).
+
+    Raises:
+        ValueError: the repository is not a local clone, or a name is in none of those files or in several.
+    """
+    if not Path(repository).is_dir():
+        raise ValueError("its test ids are bare test names: finding their files needs a local clone (--repos)")
+    files = {p.new_path: patched(read_at(repository, commit, p.old_path) or "" if p.old_path else "", p)
+             for p in test_patches if p.new_path.endswith(".py")}
+    return node_ids(fail_to_pass, files), node_ids(pass_to_pass, files)
 
 
 class _Sources:
