@@ -58,6 +58,7 @@ class DebugEnv:
         self.confinement: Confinement | None = None
         self._warm: WarmEval | None = None  # the next eval's warm interpreter (see scoring/warm.py)
         self._fork = (config.eval_mode or task.spec.eval_mode or "fork") == "fork"
+        self._ahead = self._fork  # tools start their next process ahead (pdb); stays on if forking turns off
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
         self._steps = 0
         self._started = 0.0
@@ -113,6 +114,9 @@ class DebugEnv:
             self.confinement.kill_strays([self.workspace.dir])
             self.workspace.reset()
         self._start_warm()
+        if self._ahead:
+            for tool in self.tools.values():
+                tool.warm_up(self)
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
         self._steps = 0
         self._done = False

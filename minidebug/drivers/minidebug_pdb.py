@@ -3,8 +3,14 @@
 Started as `python -m minidebug_pdb <pdb arguments>`. The prompt carries a random marker and the current
 `file:line`, so the driver never mistakes program output for a prompt and never needs an extra command
 to learn where the program stands. The marker's random part arrives as the first line on stdin (so it is in
-no environment variable, argument or file the program could read); breakpoints to restore arrive as JSON in
-MINIDEBUG_PDB_BREAKS.
+no environment variable, argument or file the program could read), then the breakpoints to restore as
+JSON, in lines of at most 1,024 characters (a terminal cuts longer ones), ended by an empty line.
+
+A session may be started ahead of its first command (MINIDEBUG_PDB_PRELOAD, a JSON list, names modules to
+import first with pytest and its plugins: the venv's plugins and modules the task's tests load). It then imports them and waits for a
+`start` line. If by then a folder ahead of the venv on sys.path (the project's tree, its pip layer) holds a
+module of one of those names, the program must import that one: the driver replaces itself with a fresh
+interpreter (exec, in the same process and terminal), which then reads the marker and the breakpoints.
 """
 
 import bdb
@@ -114,14 +120,48 @@ def _function_line(filename, dotted):
 
 
 def main():
-    """Read the marker from stdin and the breakpoints from the environment, then run pdb's main with Debugger."""
+    """Read the marker and the breakpoints from stdin, then run pdb's main with Debugger."""
     global _MARKER
+    preload = os.environ.pop("MINIDEBUG_PDB_PRELOAD", None)
+    if preload is not None:
+        _start_ahead(json.loads(preload))
     token = sys.stdin.readline().strip()  # the host's first line, read before the program starts
     _MARKER = f"\x1f<md{token}>" if token else _MARKER
-    _BREAKS[:] = json.loads(os.environ.pop("MINIDEBUG_PDB_BREAKS", "[]"))
+    _BREAKS[:] = json.loads("".join(iter(lambda: sys.stdin.readline().rstrip("\r\n"), "")) or "[]")
     pdb.Pdb = Debugger
     sys.argv[:] = ["pdb"] + sys.argv[1:]
     pdb.main()
+
+
+def _start_ahead(names):
+    """Import `names` ahead (see the module's docstring), wait for the host's `start` line, and exec a fresh
+    interpreter if the project now shadows a module imported here."""
+    from minidebug_preload import import_ahead
+
+    before = set(sys.modules)
+    import_ahead(names)
+    imported = {name.partition(".")[0] for name in set(sys.modules) - before}
+    line = os.read(0, 4096)  # a terminal in canonical mode returns one line: the marker's line stays unread
+    if line.strip() != b"start" or _shadowed(imported):
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, "-m", "minidebug_pdb", *sys.argv[1:]])
+
+
+def _shadowed(names):
+    """Whether a folder ahead of the venv's site-packages on sys.path holds a module or regular package of
+    one of the top-level `names` (a namespace folder would not shadow it)."""
+    from importlib.machinery import PathFinder
+
+    ahead = []
+    for entry in sys.path:
+        if "site-packages" in entry or entry.startswith(sys.base_prefix):
+            break
+        ahead.append(entry or os.getcwd())
+    for name in names:
+        spec = PathFinder.find_spec(name, ahead)
+        if spec is not None and spec.origin not in (None, "namespace"):
+            return True
+    return False
 
 
 if __name__ == "__main__":

@@ -83,6 +83,10 @@ class Tool:
     def reset(self, episode: Episode, keep_breakpoints: bool) -> None:
         """The episode is about to go back to the base commit (its files are still the agent's)."""
 
+    def warm_up(self, episode: Episode) -> None:
+        """The episode was reset and runs warm: start ahead, in the background, what makes the next call fast
+        (pdb: its next session)."""
+
     def close(self) -> None:
         """The episode ends, or the tool is taken away: stop whatever the tool started. Idempotent."""
 

@@ -1,4 +1,12 @@
-"""The pdb tool: one live `python -m pdb <entrypoint>` per episode, breakpoints kept across edits."""
+"""The pdb tool: one live `python -m pdb <entrypoint>` per episode, breakpoints kept across edits.
+
+In an episode that runs warm (`eval_mode="fork"`, the default), the next session is started ahead: after
+reset, and whenever a session ends, a pdb process starts in the background, imports what the program
+imports first (for a pytest entrypoint: pytest, its plugins and the venv's modules the task's tests load)
+and waits; the next pdb command hands it the breakpoints and the program starts at once. It is the same
+process, sandbox and limits a session started then would have; one the project's files now shadow a
+module of starts over as a fresh interpreter (see drivers/minidebug_pdb.py).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +18,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ..errors import ToolError
+from ..errors import MinidebugError, ToolError
 from ..sandbox.process import Completed
+from ..scoring.warm import learned_modules
+from ..store.venv import pytest_plugins
 from ..workspace.safefs import read_entry
 from .pdb_session import Breakpoint, PdbSession, Reply
 from .base import Arguments, Episode, Tool
@@ -91,6 +101,8 @@ class Pdb(Tool):
 
     def __init__(self) -> None:
         self.session: PdbSession | None = None
+        self.spare: PdbSession | None = None  # the next session, started ahead (see the module's docstring)
+        self._ahead = False
         self.breakpoints: dict[int, Breakpoint] = {}
         self.notices: list[str] = []
         self.restart_reason = ""
@@ -107,7 +119,7 @@ class Pdb(Tool):
         if word in REFUSED:
             raise ToolError(f"pdb: '{word}' is not available: {REFUSED[word]}")
         if word in QUIT:
-            self._stop()
+            self._stop(episode)
             return "The pdb session ended. The next pdb command starts the program again."
         if word in RESTART:
             self._stop()
@@ -126,6 +138,8 @@ class Pdb(Tool):
     def reset(self, episode: Episode, keep_breakpoints: bool = False) -> None:
         """Drop the session; keep the breakpoints (mapped back to the base files) only if asked."""
         self._stop()
+        self._ahead = False
+        self._close_spare()
         self.notices.clear()
         if not keep_breakpoints:
             self.breakpoints.clear()
@@ -160,26 +174,36 @@ class Pdb(Tool):
                 bp.line = line
         if self.session is not None:
             self.restart_reason = f"restarted after the edit of {rel}"
-            self._stop()
+            self._stop(episode)
 
     def breakpoint_lines(self, episode: Episode, rel: str) -> set[int]:
         path = str(episode.workspace.path(rel))
         return {bp.line for bp in self.breakpoints.values() if bp.file == path}
 
+    def warm_up(self, episode: Episode) -> None:
+        """Start the next session ahead, now and whenever a session ends, until the next reset."""
+        self._ahead = True
+        self._start_spare(episode)
+
     def close(self) -> None:
         self._stop()
+        self._ahead = False
+        self._close_spare()
 
     # -- internals ----------------------------------------------------------------------------
     def _ensure_session(self, episode: Episode) -> Reply:
         if self.session is not None and self.session.alive:
             return Reply("", self._last_location, "prompt")
         self._stop()
-        workspace = episode.workspace
         argv = pdb_arguments(episode.task.entrypoint)
-        env = workspace.environ(workspace.drivers)
-        self.session = PdbSession(argv, workspace.venv / "bin" / "python", workspace.root, env,
-                                  list(self.breakpoints.values()), episode.confinement)
-        reply = self.session.read_reply(max(episode.limits.pdb_timeout, 30.0))
+        session, self.spare = self.spare, None
+        if session is None or not session.alive:
+            if session is not None:
+                session.close()
+            session = self._spawn(episode, argv, None)
+        self.session = session
+        session.begin(list(self.breakpoints.values()))
+        reply = session.read_reply(max(episode.limits.pdb_timeout, 30.0))
         if reply.status != "prompt":
             output = reply.output.strip()
             self._stop()
@@ -199,10 +223,10 @@ class Pdb(Tool):
         timeout = episode.limits.pdb_timeout
         reply = self.session.send(command, timeout)
         if reply.status == "timeout":
-            reply = self._interrupt(reply, timeout)
+            reply = self._interrupt(episode, reply, timeout)
         if reply.status == "eof":
             code = self.session.exit_code()
-            self._stop()
+            self._stop(episode)
             limit = episode.confinement.note(Completed(code, reply.output, False, 0.0)) if episode.confinement else ""
             reply.output += f"\n{limit}" if limit else ""
             reply.output += "\n[the program and its pdb session ended; the next pdb command starts it again]"
@@ -210,12 +234,12 @@ class Pdb(Tool):
         if any(sign in reply.output for sign in FINISHED):
             # pdb would rerun it in the same process, with modules already imported; start afresh instead.
             self.restart_reason = "restarted in a fresh process after the program finished"
-            self._stop()
+            self._stop(episode)
         if reply.location is not None:
             self._last_location = reply.location
         return reply
 
-    def _interrupt(self, reply: Reply, timeout: float) -> Reply:
+    def _interrupt(self, episode: Episode, reply: Reply, timeout: float) -> Reply:
         assert self.session is not None
         self.session.interrupt()
         after = self.session.read_reply(INTERRUPT_GRACE)
@@ -233,7 +257,7 @@ class Pdb(Tool):
             return after2
         output = reply.output + after.output + after2.output
         self.restart_reason = "restarted after a hang"
-        self._stop()
+        self._stop(episode)
         return Reply(output + f"\n[the command ran past the {timeout:g} s pdb timeout and did not stop on SIGINT; "
                      "the program was killed. Breakpoints are kept; the next pdb command starts it again]",
                      None, "killed")
@@ -300,7 +324,35 @@ class Pdb(Tool):
         rel = normal[len(root) + 1:].replace(os.sep, "/")
         return None if episode.workspace.is_hidden(rel) else rel
 
-    def _stop(self) -> None:
+    def _stop(self, episode: Episode | None = None) -> None:
+        """End the live session; given the episode, start the next one ahead (when the episode runs warm)."""
         if self.session is not None:
             self.session.close()
             self.session = None
+        if episode is not None:
+            self._start_spare(episode)
+
+    @staticmethod
+    def _spawn(episode: Episode, argv: list[str], preload: list[str] | None) -> PdbSession:
+        workspace = episode.workspace
+        return PdbSession(argv, workspace.venv / "bin" / "python", workspace.root,
+                          workspace.environ(workspace.drivers), episode.confinement, preload)
+
+    def _start_spare(self, episode: Episode) -> None:
+        if not self._ahead or (self.spare is not None and self.spare.alive):
+            return
+        self._close_spare()
+        try:
+            argv = pdb_arguments(episode.task.entrypoint)
+            preload = None
+            if argv[:2] == ["-m", "pytest"]:
+                workspace = episode.workspace
+                preload = list(pytest_plugins(workspace.venv)) + learned_modules(workspace.prepared.entry)
+            self.spare = self._spawn(episode, argv, preload)
+        except (ToolError, OSError, MinidebugError):  # the next command starts its session as it comes
+            self.spare = None
+
+    def _close_spare(self) -> None:
+        if self.spare is not None:
+            self.spare.close()
+            self.spare = None

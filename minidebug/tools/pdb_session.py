@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 DRIVER_DIR = Path(__file__).resolve().parents[1] / "drivers"
 MAX_REPLY = 200_000  # characters of one reply kept (head and tail)
+LINE = 1024  # characters per line of the breakpoints' JSON sent to the driver
 
 
 @dataclass
@@ -48,21 +49,27 @@ class Breakpoint:
 class PdbSession:
     """One pdb child process: start, send a command, interrupt, close.
 
+    The process starts when the session is made; the program runs once `begin` hands it the breakpoints.
+    With `preload` (module names; [] for none) it imports pytest, its plugins and those first and waits, so
+    a session made ahead of its first command (see the pdb tool) reaches its first prompt without paying
+    for them.
+
     Args:
         argv: the pdb arguments (e.g. ["-m", "pytest", "-s", "-q"]).
         python: the interpreter (the task's venv python).
         cwd, env: where and with what environment the program runs.
-        breakpoints: breakpoints to set before the program starts.
         confinement: the episode's resource limits and sandbox.
+        preload: None, or modules to import with pytest while waiting for `begin`.
     """
 
     def __init__(self, argv: list[str], python: Path, cwd: Path, env: dict[str, str],
-                 breakpoints: list[Breakpoint], confinement: Confinement | None = None):
-        token = secrets.token_hex(8)
-        self.marker = f"\x1f<md{token}>"
+                 confinement: Confinement | None = None, preload: list[str] | None = None):
+        self._token = secrets.token_hex(8)
+        self.marker = f"\x1f<md{self._token}>"
+        self.preloaded = preload is not None
         env = dict(env)
-        env["MINIDEBUG_PDB_BREAKS"] = json.dumps(
-            [vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])
+        if preload is not None:
+            env["MINIDEBUG_PDB_PRELOAD"] = json.dumps(list(preload))
         command = [str(python), "-m", "minidebug_pdb", *argv]
         preexec, keep = None, ()
         if confinement is not None:
@@ -72,10 +79,19 @@ class PdbSession:
                                   encoding="utf-8", codec_errors="replace", echo=False,
                                   dimensions=(50, 500), use_poll=True, preexec_fn=preexec)
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
-        self.child.sendline(token)  # the marker's secret part: never in the program's env, argv or files
         self._leftover = ""
         self._prompt_end = ""  # the part of the last prompt's line end still to come (reads can split it)
         self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")
+
+    def begin(self, breakpoints: list[Breakpoint]) -> None:
+        """Let the program start, with `breakpoints` set before its first line."""
+        if self.preloaded:
+            self.child.sendline("start")
+        self.child.sendline(self._token)  # the marker's secret part: never in the program's env, argv or files
+        text = json.dumps([vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])
+        for start in range(0, len(text), LINE):  # a terminal keeps at most 4095 characters of one line
+            self.child.sendline(text[start:start + LINE])
+        self.child.sendline("")
 
     @property
     def alive(self) -> bool:

@@ -1,0 +1,111 @@
+"""pdb sessions started ahead (warm episodes): the next command uses them, and they behave as a fresh one."""
+
+import time
+from pathlib import Path
+
+from minidebug.tools.pdb import Pdb, pdb_arguments
+from minidebug.tools.pdb_session import PdbSession
+from tests.conftest import descendants
+
+PYTEST_TOML = """\
+    description = "x"
+    eval = "python -m pytest -q"
+    entrypoint = "python -m pytest -q test_calc.py"
+    readonly = ["test_*.py"]
+    """
+
+
+def pdb(env, command):
+    return env.step({"name": "pdb", "arguments": {"command": command}})[0]
+
+
+def tool(env) -> Pdb:
+    return env.tools["pdb"]
+
+
+def wait_reading_stdin(pid: int) -> None:
+    """Wait until the session's python (`pid` or a process under it) blocks reading its stdin."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for process in descendants(pid) | {pid}:
+            try:
+                if Path(f"/proc/{process}/syscall").read_text().startswith("0 0x0 "):
+                    return
+            except OSError:
+                pass
+        time.sleep(0.01)
+    raise AssertionError("the session started ahead never waited for its start line")
+
+
+def test_the_first_command_takes_the_session_started_at_reset(make_env, calc_task):
+    env = make_env(calc_task)
+    env.reset()
+    spare = tool(env).spare
+    assert spare is not None and spare.alive and spare.preloaded
+    observation = pdb(env, "b calc.py:2")
+    assert tool(env).session is spare
+    assert "Breakpoint 1 at calc.py:2" in observation
+    assert pdb(env, "c").endswith("[at calc.py:2] return a - b")
+    assert pdb(env, "p a, b").splitlines()[0] == "(2, 3)"
+    # A session that ends leaves the next one started ahead.
+    pdb(env, "q")
+    assert tool(env).session is None and tool(env).spare is not None and tool(env).spare.alive
+
+
+def test_an_edit_made_after_the_session_started_ahead_is_what_runs(make_env, calc_task):
+    env = make_env(calc_task)
+    env.reset()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b  # fixed"}})
+    pdb(env, "b calc.py:2")
+    assert pdb(env, "c").endswith("[at calc.py:2] return a + b  # fixed")
+    assert pdb(env, "p add(2, 3)").splitlines()[0] == "5"
+
+
+def test_a_module_the_project_now_shadows_is_imported_from_the_project(make_env, task_dir):
+    # A session imports `colorsys` ahead (as it would a venv module the tests load); a project file of that
+    # name, written after the session started, must be what the program imports.
+    files = {
+        "calc.py": "def one():\n    return 1\n",
+        "test_calc.py": "import colorsys\nfrom calc import one\n\n\ndef test_one():\n    assert one() == 1\n",
+    }
+    env = make_env(task_dir(files, PYTEST_TOML))
+    env.reset()
+    workspace = env.workspace
+    session = PdbSession(pdb_arguments(env.task.entrypoint), workspace.venv / "bin" / "python", workspace.root,
+                         workspace.environ(workspace.drivers), env.confinement, ["colorsys"])
+    try:
+        wait_reading_stdin(session.child.pid)  # colorsys is imported: the file below comes after it
+        (workspace.root / "colorsys.py").write_text("MARK = 'project'\n")  # as a program of the agent would
+        session.begin([])
+        assert session.read_reply(30).status == "prompt"
+        session.send("b test_calc.py:6", 30)
+        assert session.send("c", 30).location[1] == 6
+        assert session.send("p colorsys.MARK", 30).output.splitlines()[0] == "'project'"
+    finally:
+        session.close()
+
+
+def test_breakpoints_longer_than_a_terminal_line_reach_the_session(make_env, calc_task):
+    env = make_env(calc_task)
+    env.reset()
+    condition = " or ".join(["a == 2"] * 400)  # about 4,000 characters
+    assert "Breakpoint 1 at calc.py:2" in pdb(env, f"b calc.py:2, {condition}")
+    pdb(env, "q")  # the next session gets the breakpoint from the host
+    observation = pdb(env, "c")
+    assert observation.endswith("[at calc.py:2] return a - b"), observation[-500:]
+
+
+def test_no_session_is_started_ahead_in_fresh_mode_and_none_is_left_after_close(make_env, calc_task):
+    env = make_env(calc_task, eval_mode="fresh")
+    env.reset()
+    assert tool(env).spare is None
+    warm = make_env(calc_task)
+    warm.reset()
+    pid = tool(warm).spare.child.pid
+    assert pid in descendants()
+    warm.reset()
+    assert pid not in descendants()
+    warm.close()
+    warm.close()
+    assert tool(warm).spare is None
+    assert not descendants() & {pid}
