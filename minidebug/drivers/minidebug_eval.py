@@ -8,7 +8,9 @@ outcomes go back over the same socket, prefixed with a nonce that only came over
 nothing the tests import can stand in for the report by writing a file or printing text. Each outcome is
 also sent the moment it is recorded, so an outcome changed in memory later shows as a mismatch. pytest is
 imported before any folder of the project is put on sys.path, so no file of the project can replace it, and
-from then on no bytecode is read at all: none in the project, none the run itself writes. minidebug_watch
+from then on no bytecode is read at all: none in the project, none the run itself writes. (With
+`project_pytest`, for pytest's own repository, the project's pytest runs its tests, as it does for its
+developers: its folders come first and nothing is imported ahead or read from bytecode.) minidebug_watch
 reports code of the agent's that reaches into the runner (see there). Before the run, every object that
 exists is frozen out of the garbage collector (`gc.freeze()`): collections skip pytest's own objects, and
 `gc.get_objects()` in the code under test does not list the recorder.
@@ -139,12 +141,17 @@ def run(fd, settings):
     project's folders would shadow is dropped again, so the project's own file is imported. With `runner`
     "django", the run is of `script` (relative to the tree) with `args` instead (see minidebug_unittest)."""
     send, stream, flag = _sender(fd, settings.pop("nonce").encode())
-    import pytest  # before the project's folders are on sys.path
-
     script = settings["script"] if settings.get("runner") == "django" else None
     learned = settings.get("learned", [])
-    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned
-                                  + (["runpy"] if script else []))
+    if settings.get("project_pytest"):  # the project is pytest: its own code runs its tests, from source
+        sys.pycache_prefix = settings.get("pycache")
+        sys.path[:0] = settings["sys_path"]
+        learned = []
+    import pytest  # before the project's folders are on sys.path (unless the project is pytest)
+
+    if not settings.get("project_pytest"):
+        _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned
+                                      + (["runpy"] if script else []))
     from minidebug_watch import Watch
 
     unittest_runner = None

@@ -16,7 +16,7 @@ from ..store.cache import PreparedTask
 from ..errors import TaskError
 from .evaltree import copy_pristine
 from .ids import file_of_test
-from .pytest_run import run_pytest
+from .pytest_run import is_pytest, run_pytest
 from ..store.gitcmd import git
 from ..sandbox.confinement import Confinement
 from ..store import facts
@@ -68,7 +68,7 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
             git(tree, "apply", str(task.solution), env={"GIT_DIR": str(prepared.bare_repo), "GIT_WORK_TREE": str(tree)})
         run = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
                          timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                         collect_only=task.solution is None)
+                         collect_only=task.solution is None, project_pytest=is_pytest(prepared.eval_base))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     output = "" if prepared.hidden_files else run.output[-2000:]  # an observation never shows hidden files

@@ -17,7 +17,7 @@ from ..workspace.worktree import Workspace
 from .counted import test_files
 from .evaltree import EVAL_SCRATCH, EVAL_TREE, eval_tree
 from .ids import file_of_test, match_outcomes
-from .pytest_run import PytestRun, run_pytest, start_warm
+from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
 from .warm import WarmEval, learn_modules, learned_modules
 
 
@@ -114,8 +114,11 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
     return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown, workspace)
 
 
-def start_warm_eval(workspace: Workspace, confinement: Confinement) -> WarmEval:
-    """A warm eval interpreter (see warm.py) for the workspace's next eval, started in the background."""
+def start_warm_eval(workspace: Workspace, confinement: Confinement) -> WarmEval | None:
+    """A warm eval interpreter (see warm.py) for the workspace's next eval, started in the background; None
+    for pytest's own repository, whose evals import the project's pytest, fresh."""
+    if is_pytest(workspace.prepared.eval_base):
+        return None
     tree, scratch = workspace.dir / EVAL_TREE, workspace.dir / EVAL_SCRATCH  # emptied before each run
     for folder in (tree, scratch):
         folder.mkdir(exist_ok=True)
@@ -134,7 +137,8 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                             agent_files=tuple(laid), warm=warm, learned=learned)
+                             agent_files=tuple(laid), warm=warm, learned=learned,
+                             project_pytest=is_pytest(workspace.prepared.eval_base))
         finally:
             empty_folder(workspace.dir, EVAL_SCRATCH)
         if not learned:  # the task's first eval on the machine (or one whose tests load no venv module)
@@ -147,8 +151,9 @@ def _static_findings(workspace: Workspace, tree: Path, laid: list[str]) -> tuple
     """What the agent's changes to Python files show of reaching into the runner (see forgery.py), read
     from the eval tree before anything ran there."""
     found: list[str] = []
+    own = ("src/_pytest/", "_pytest/", "src/pytest/", "pytest/") if is_pytest(workspace.prepared.eval_base) else ()
     for rel in laid:
-        if rel.endswith(".py"):
+        if rel.endswith(".py") and not rel.startswith(own):  # pytest's own files import its internals
             after, before = read_entry(tree, rel), read_entry(workspace.prepared.eval_base, rel)
             if after is not None and after[0] == "file":
                 base = before[1].decode("utf-8", "replace") if before is not None and before[0] == "file" else None

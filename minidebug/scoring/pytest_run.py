@@ -52,6 +52,14 @@ def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinem
                                                             "preload": list(preload)})
 
 
+def is_pytest(pristine: Path) -> bool:
+    """Whether a task's pristine tree is pytest itself (`_pytest` and `pytest` packages at its root or in
+    src/): then its tests are run by its own pytest, which the agent may be fixing, as its developers run
+    them; the venv's pytest would test the wrong code."""
+    return any((folder / "_pytest" / "__init__.py").is_file() and (folder / "pytest").is_dir()
+               for folder in (pristine / "src", pristine))
+
+
 def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]]:
     """A run's environment (HOME and TMPDIR in `scratch`, made here) and the venv's plugins it loads."""
     home, tmp = scratch / "home", scratch / "tmp"
@@ -65,16 +73,20 @@ def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]
 def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
                confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
                agent_files: tuple[str, ...] = (), warm: WarmEval | None = None,
-               learned: list[str] = (), collect_only: bool = False) -> PytestRun:
+               learned: list[str] = (), collect_only: bool = False, project_pytest: bool = False) -> PytestRun:
     """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:
     forked from `warm` where given and able (see warm.py), else in a fresh interpreter.
     `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched.
     `learned` names the venv modules the task's tests load, imported with pytest (see warm.py).
-    `collect_only`: list the tests (`collected`), run none."""
+    `collect_only`: list the tests (`collected`), run none. `project_pytest`: the project is pytest itself
+    (see `is_pytest`): its own pytest, from the tree, runs its tests, in a fresh interpreter."""
     read = eval_command(command)
     sys_path = [str(tree), str(tree / "src")] if source_layout else []
     if read.cwd_on_path and not source_layout:
         sys_path.append(str(tree))
+    if project_pytest:
+        sys_path = [str(tree / "src"), str(tree)]
+        warm = None
     env, preload = _environ(venv, scratch)
     plugins = [arg for plugin in preload for arg in ("-p", plugin)]
     if read.runner == "django":  # the script's folder first, as `python tests/runtests.py` has it
@@ -87,7 +99,8 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
     nonce = secrets.token_hex(16)
     try:
         env["MINIDEBUG_EVAL_FD"] = str(child.fileno())
-        settings = {"nonce": nonce, "sys_path": sys_path, "child_path": sys_path if source_layout else [],
+        settings = {"nonce": nonce, "sys_path": sys_path, "project_pytest": project_pytest,
+                    "child_path": sys_path if source_layout or project_pytest else [],
                     "pycache": NO_BYTECODE, "preload": list(preload), "learned": list(learned),
                     "agent_files": [str(tree / rel) for rel in agent_files], **runner}
         host.sendall(json.dumps(settings).encode() + b"\n")
