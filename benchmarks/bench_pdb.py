@@ -95,6 +95,7 @@ def _starts(task: str, cache: Path, mode: str, runs: int, pause: float) -> tuple
                         eval_mode=mode) as env:
         env.reset()
         pdb = lambda command: env.step({"name": "pdb", "arguments": {"command": command}})[0]  # noqa: E731
+        pdb("q")  # pdb used once: from now on (fork mode) the next session is started ahead
         starts, to_breakpoints = [], []
         for _ in range(runs):
             time.sleep(pause)

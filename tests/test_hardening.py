@@ -90,14 +90,30 @@ env.step({"name": "pdb", "arguments": {"command": "p __import__('time').sleep(60
 """
 
 
-def test_sigkill_of_the_host_takes_the_pdb_child_along(calc_task, cache_dir, tmp_path):
+# A warm episode at rest: after an eval, its next eval's warm interpreter and its next pdb session wait.
+WARM_HOST = """
+import sys, time
+import minidebug
+env = minidebug.make(sys.argv[1], cache_dir=sys.argv[2])
+env.reset()
+env.step({"name": "eval"})
+env.step({"name": "pdb", "arguments": {"command": "q"}})
+tool = env.tools["pdb"]
+print("ready", env._warm is not None, tool.spare is not None and tool.spare.alive, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("script, ready", [(HOST, "ready"), (WARM_HOST, "ready True True")],
+                         ids=["pdb session", "warm interpreter and pdb session started ahead"])
+def test_sigkill_of_the_host_takes_its_children_along(calc_task, cache_dir, tmp_path, script, ready):
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    host = subprocess.Popen([sys.executable, "-c", HOST, str(calc_task), str(cache_dir)], stdout=subprocess.PIPE,
+    host = subprocess.Popen([sys.executable, "-c", script, str(calc_task), str(cache_dir)], stdout=subprocess.PIPE,
                             text=True, env=env)
-    assert host.stdout.readline().strip() == "ready"
+    assert host.stdout.readline().strip() == ready
     time.sleep(0.5)
     children = descendants(host.pid)
-    assert children  # the pdb session, busy in its sleep
+    assert children  # the pdb session busy in its sleep; or the warm interpreter and the waiting pdb session
     host.send_signal(signal.SIGKILL)
     host.wait()
     deadline = time.monotonic() + 10

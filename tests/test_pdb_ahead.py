@@ -37,8 +37,11 @@ def wait_reading_stdin(pid: int) -> None:
     raise AssertionError("the session started ahead never waited for its start line")
 
 
-def test_the_first_command_takes_the_session_started_at_reset(make_env, calc_task):
+def test_once_pdb_was_used_the_next_command_takes_the_session_started_at_reset(make_env, calc_task):
     env = make_env(calc_task)
+    env.reset()
+    assert tool(env).spare is None  # an env that never used pdb pays for no session ahead
+    pdb(env, "w")
     env.reset()
     spare = tool(env).spare
     assert spare is not None and spare.alive and spare.preloaded
@@ -98,9 +101,12 @@ def test_breakpoints_longer_than_a_terminal_line_reach_the_session(make_env, cal
 def test_no_session_is_started_ahead_in_fresh_mode_and_none_is_left_after_close(make_env, calc_task):
     env = make_env(calc_task, eval_mode="fresh")
     env.reset()
+    pdb(env, "q")
+    env.reset()
     assert tool(env).spare is None
     warm = make_env(calc_task)
     warm.reset()
+    pdb(warm, "q")
     pid = tool(warm).spare.child.pid
     assert pid in descendants()
     warm.reset()

@@ -1,11 +1,11 @@
 """The pdb tool: one live `python -m pdb <entrypoint>` per episode, breakpoints kept across edits.
 
-In an episode that runs warm (`eval_mode="fork"`, the default), the next session is started ahead: after
-reset, and whenever a session ends, a pdb process starts in the background, imports what the program
-imports first (for a pytest entrypoint: pytest, its plugins and the venv's modules the task's tests load)
-and waits; the next pdb command hands it the breakpoints and the program starts at once. It is the same
-process, sandbox and limits a session started then would have; one the project's files now shadow a
-module of starts over as a fresh interpreter (see drivers/minidebug_pdb.py).
+In an env that runs warm (`eval_mode="fork"`, the default) and has used pdb once, the next session is
+started ahead: after reset, and whenever a session ends, a pdb process starts in the background, imports
+what the program imports first (for a pytest entrypoint: pytest, its plugins and the venv's modules the
+task's tests load) and waits; the next pdb command hands it the breakpoints and the program starts at once.
+It is the same process, sandbox and limits a session started then would have; one the project's files now
+shadow a module of starts over as a fresh interpreter (see drivers/minidebug_pdb.py).
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ class Pdb(Tool):
         self.session: PdbSession | None = None
         self.spare: PdbSession | None = None  # the next session, started ahead (see the module's docstring)
         self._ahead = False
+        self._used = False  # a session ran in this env: from then on the next one is started ahead
         self.breakpoints: dict[int, Breakpoint] = {}
         self.notices: list[str] = []
         self.restart_reason = ""
@@ -110,6 +111,7 @@ class Pdb(Tool):
 
     # -- the tool ---------------------------------------------------------------------------
     def run(self, episode: Episode, args: Args) -> str:
+        self._used = True
         command = args.command.strip()
         if not command:
             raise ToolError("pdb: empty command")
@@ -181,7 +183,8 @@ class Pdb(Tool):
         return {bp.line for bp in self.breakpoints.values() if bp.file == path}
 
     def warm_up(self, episode: Episode) -> None:
-        """Start the next session ahead, now and whenever a session ends, until the next reset."""
+        """Start the next session ahead, now (once pdb was used in this env) and whenever a session ends,
+        until the next reset."""
         self._ahead = True
         self._start_spare(episode)
 
@@ -339,7 +342,7 @@ class Pdb(Tool):
                           workspace.environ(workspace.drivers), episode.confinement, preload)
 
     def _start_spare(self, episode: Episode) -> None:
-        if not self._ahead or (self.spare is not None and self.spare.alive):
+        if not (self._ahead and self._used) or (self.spare is not None and self.spare.alive):
             return
         self._close_spare()
         try:

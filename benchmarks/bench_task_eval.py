@@ -1,0 +1,63 @@
+"""A task's eval against plain pytest of the same tests in the same venv and tree, in the same run.
+
+    python benchmarks/bench_task_eval.py TASK [--runs 10] [--pause 1.0]
+
+For a task folder (an imported SWE-bench instance, say): the eval step forked from a warm interpreter (the
+default) and fresh (`eval_mode="fresh"`), each after `--pause` seconds (an agent's turn), interleaved with the
+task's eval command run plainly in the episode's worktree, with the project on PYTHONPATH as pdb and bash
+have it. Prints a Markdown table (median and p95 in milliseconds) and the tests each way passed, so a baseline
+that tested something else shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from bench_core import print_table, row, timed
+
+import minidebug
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("task")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--pause", type=float, default=1.0)
+    args = parser.parse_args()
+    cache = Path(tempfile.mkdtemp(prefix="minidebug-bench-"))
+    rows, passed = [], {}
+    try:
+        for mode in ("fork", "fresh"):
+            with minidebug.make(args.task, cache_dir=cache, eval_mode=mode, max_steps=10**6,
+                                max_tokens=10**9) as env:
+                env.reset()
+                info = env.step({"name": "eval"})[4]  # the first eval measures the counted tests
+                passed[f"eval ({mode})"] = f"{info.get('score')}/{info.get('max_score')}"
+                ws = env.workspace
+                environ = ws.environ()
+                ours, bare = [], []
+                for _ in range(args.runs):
+                    time.sleep(args.pause)
+                    ours += timed(lambda: env.step({"name": "eval"}), 1)
+                    start = time.perf_counter()
+                    done = subprocess.run(env.task.eval_command, cwd=ws.root, env=environ, capture_output=True,
+                                          text=True)
+                    bare.append((time.perf_counter() - start) * 1000)
+                summary = re.findall(r"\d+ (?:passed|failed|error)", done.stdout)
+                passed["plain python -m pytest"] = ", ".join(summary) or done.stdout[-200:]
+                rows.append(row(f"eval step, eval_mode={mode}", ours, "the eval command, plain, same venv", bare))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    print_table(rows)
+    for what, figure in passed.items():
+        print(f"{what}: {figure}")
+
+
+if __name__ == "__main__":
+    main()
