@@ -355,6 +355,9 @@ def test_no_bundled_gold_patch_is_suspicious(cache_dir):
     ("setattr(__builtins__, 'len', max)\n", ["m.py:1: changes __builtins__"]),
     ("import sys\nsys.pycache_prefix = '/tmp'\n", ["m.py:2: changes the interpreter's bytecode setting sys.pycache_prefix"]),
     ("import threading\nthreading.settrace(print)\n", ["m.py:2: installs a trace function (threading.settrace)"]),
+    ("import unittest\nunittest.TestCase.assertEqual = print\n", ["m.py:2: changes unittest's TestCase.assertEqual"]),
+    ("import unittest\nsetattr(unittest.case.TestCase, 'run', print)\n", ["m.py:2: changes unittest's case.TestCase"]),
+    ("import unittest\nunittest.main = print\nclass T(unittest.TestCase):\n    maxDiff = None\n", []),
     ("import pytest\nimport sys\nprint(sys.modules['os'])\n", []),
     ("def f(:\n", []),
 ])

@@ -2,7 +2,7 @@
 
 The eval driver watches the run itself (see drivers/minidebug_watch.py); this adds what the patch says in
 plain sight, whether or not the run went that way: imports of pytest's or pluggy's internals (by name, or as
-a string given to an import function), changes to `sys.modules` or `builtins`, trace and profile hooks, and
+a string given to an import function), changes to `sys.modules`, `builtins` or unittest's classes, trace and profile hooks, and
 the interpreter's bytecode settings. Each finding is `file:line: what`, on a line the agent added or changed.
 """
 
@@ -92,6 +92,8 @@ def _what(node: ast.AST) -> str | None:
             return f"changes {name.split('.')[0] if name.startswith('builtins') else name}"
         if name in (f"sys.{setting}" for setting in BYTECODE_SETTINGS):
             return f"changes the interpreter's bytecode setting {name}"
+        if name.startswith("unittest.") and name.count(".") >= 2:
+            return f"changes unittest's {name[len('unittest.'):]}"
     if isinstance(node, ast.Call):
         function = _dotted(node.func)
         head, _, last = function.rpartition(".")
@@ -101,6 +103,8 @@ def _what(node: ast.AST) -> str | None:
         if function in ("setattr", "delattr") and node.args and _dotted(node.args[0]) in ("builtins", "__builtins__",
                                                                                           "sys.modules"):
             return f"changes {_dotted(node.args[0])}"
+        if function in ("setattr", "delattr") and node.args and _dotted(node.args[0]).startswith("unittest."):
+            return f"changes unittest's {_dotted(node.args[0])[len('unittest.'):]}"
         if head in ("sys.modules", "__builtins__", "builtins.__dict__") and last in MUTATORS:
             return f"changes {head}"
         if (head.rpartition(".")[2], last) in HOOK_SETTERS:
