@@ -13,6 +13,7 @@ import pytest
 import minidebug
 from minidebug.agents.oracle import OracleAgent
 from minidebug.errors import TaskError, WorkspaceError
+from minidebug.store.venv import diagnose
 from minidebug.tasks.importers.swebench import import_swebench
 from minidebug.store.interpreters import find_python
 from minidebug.tasks.recipes import BUNDLED, Recipe, find_recipe, load_table, task_environment
@@ -143,6 +144,10 @@ def test_bundled_tables_give_a_version_or_the_defaults():
     assert find_recipe("pydicom/pydicom", "2.0").python == "3.8"
     assert find_recipe("pydicom/pydicom", "9.9") == find_recipe("pydicom/pydicom", None)
     assert "setuptools<70" in find_recipe("pydicom/pydicom", "2.2").packages
+    # Versions compare as numbers: a repository's "2022.6" is SWE-bench's "2022.06", "5.3" its "v5.3".
+    assert find_recipe("pydata/xarray", "2022.6") == find_recipe("pydata/xarray", "2022.06")
+    assert find_recipe("astropy/astropy", "5.3") == find_recipe("astropy/astropy", "v5.3") != \
+        find_recipe("astropy/astropy", "4.3")
 
 
 def test_a_users_table_wins_and_bad_tables_are_named(tmp_path, monkeypatch):
@@ -372,11 +377,13 @@ def test_requirement_files_read_as_swebench_reads_them(tmp_path):
               - pytables
               - pip:
                 - pytest-env
+              - iris
             """,
     })
     assert requirement_lines(str(tmp_path / "reqs" / "dev.txt")) == ["six==1.16.0", "types-setuptools", "flake8"]
-    assert conda_lines(str(tmp_path / "environment.yml")) == (["numpy==1.23.*", "pandas>=1.5", "tables"],
-                                                              ["pytest-env"])
+    # A dependency after the pip list is conda's again; conda's iris is scitools-iris on PyPI.
+    assert conda_lines(str(tmp_path / "environment.yml")) == (["numpy==1.23.*", "pandas>=1.5", "tables",
+                                                               "scitools-iris"], ["pytest-env"])
 
 
 def test_requirement_files_install_the_first_found_then_the_pins(tmp_path, upstream, cache_dir, monkeypatch):
@@ -564,3 +571,14 @@ def test_a_removed_repository_clone_is_made_again(tmp_path, upstream, cache_dir)
         env.reset()
         assert "    return x\n" in (env.workspace.root / "src" / "mathlib" / "ops.py").read_text()
     assert store_path(cache_dir, str(repo)).is_dir()
+
+
+@pytest.mark.parametrize("output, reason", [
+    ("Collecting x\nERROR: Package 'sqlfluff' requires a different Python: 3.9.18 not in '>=3.10'\n",
+     ": sqlfluff needs Python >=3.10, not the venv's 3.9.18"),
+    ("Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named 'numpy'\n",
+     ": ModuleNotFoundError: No module named 'numpy'"),
+    ("building...\nall fine\n", ""),
+])
+def test_a_failed_build_says_why_on_its_first_line(output, reason):
+    assert diagnose(output) == reason

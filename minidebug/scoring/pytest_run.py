@@ -89,6 +89,8 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         warm = None
     env, preload = _environ(venv, scratch)
     plugins = [arg for plugin in preload for arg in ("-p", plugin)]
+    if preload and not project_pytest:  # imported ahead, so pytest warns it cannot rewrite their asserts, which
+        plugins += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]  # `filterwarnings = error` would make fatal
     if read.runner == "django":  # the script's folder first, as `python tests/runtests.py` has it
         sys_path.insert(0, str(tree / read.test_folder))
         runner = {"runner": "django", "script": read.script, "args": read.args, "collect_only": collect_only}

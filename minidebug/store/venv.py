@@ -165,11 +165,14 @@ _MISSING = (
     (re.compile(r"can't find (Rust) compiler"), "the {0} compiler (rustc)"),
 )
 _NO_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
+_OTHER_PYTHON = re.compile(r"Package '([^']+)' requires a different Python: (\S+) not in '([^']+)'")
+_STATED = re.compile(r"^(?:ERROR: .+|\w*(?:Error|Exception): .+)$", re.MULTILINE)  # a line that says why
 
 
 def diagnose(output: str) -> str:
     """A short reason for a failed build, as ": ..." (or ""): a missing compiler or system library, which
-    only a container or the system's packages can give, or a requirement with no release for this Python."""
+    only a container or the system's packages can give, a requirement with no release for this Python or
+    that needs another; else the last line of the output that states an error."""
     for pattern, what in _MISSING:
         found = pattern.search(output)
         if found:
@@ -178,7 +181,11 @@ def diagnose(output: str) -> str:
     found = _NO_DISTRIBUTION.search(output)
     if found:
         return f": pip finds no release of {found.group(1)} for this Python"
-    return ""
+    found = _OTHER_PYTHON.search(output)
+    if found:
+        return f": {found.group(1)} needs Python {found.group(3)}, not the venv's {found.group(2)}"
+    stated = _STATED.findall(output)
+    return f": {stated[-1].strip()[:300]}" if stated else ""
 
 
 SETUP_PASSED_ON = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_FIND_LINKS", "PIP_NO_INDEX")
@@ -208,7 +215,8 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
                     raise WorkspaceError(f"setup command {command!r} failed: needs the program "
                                          f"{shlex.split(command)[0]}, which this machine lacks") from None
                 if result.returncode != 0:
-                    raise WorkspaceError(f"setup command {command!r} failed{diagnose(output)}:\n"
+                    shown = command if len(command) <= 200 else f"{command[:120]} ... ({len(command)} characters)"
+                    raise WorkspaceError(f"setup command {shown!r} failed{diagnose(output)}:\n"
                                          f"{output.strip()[-4000:]}")
         finally:
             confinement.close()

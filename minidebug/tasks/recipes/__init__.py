@@ -133,12 +133,21 @@ class RecipeTable(BaseModel):
         return [version for key in self.versions for version in _names(key)]
 
     def fields_of(self, version: str | None) -> dict | None:
-        """The fields written for a version, or None when the table does not name it."""
-        return next((fields for key, fields in self.versions.items() if version in _names(key)), None)
+        """The fields written for a version, or None when the table does not name it (versions are compared
+        as numbers: "2022.06" is "2022.6", "v5.3" is "5.3")."""
+        if version is None:
+            return None
+        wanted = _numbers(version)
+        return next((fields for key, fields in self.versions.items()
+                     if any(_numbers(name) == wanted for name in _names(key))), None)
 
 
 def _names(key: str) -> list[str]:
     return [name for name in re.split(r"[,\s]+", key) if name]
+
+
+def _numbers(version: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else part for part in version.strip().lstrip("vV").split("."))
 
 
 def recipe_dirs() -> list[Path]:

@@ -15,7 +15,7 @@ all, into this folder). A spec becomes a recipe version like this:
   unless `PIP_EQUIVALENTS` has a pip package for them; other `pre_install` commands stay (run through `sh -c`
   when they need a shell); SWE-bench's download of qhull is dropped (matplotlib's build fetches it itself).
 - `python setup.py install` becomes `python -m pip install .`, so pip records the files it copies and the
-  venv keeps the project's metadata alone.
+  venv keeps the project's metadata alone; `--no-use-pep517`, which pip 25 and later refuse, is left out.
 - `test`: pytest runs as `python -m pytest ...`; Django's runtests.py as SWE-bench writes it; sympy's bin/test
   and sphinx's tox (which runs pytest) as `python -m pytest -rA`.
 """
@@ -63,6 +63,9 @@ ADJUSTMENTS = {  # repository -> (fields added to every version, why)
                         "numpy 2 and pytest 8 break its tests; built with this venv's setuptools<70"),
     "sqlfluff/sqlfluff": ({"packages": ["pytest<8"], "install": ["python -m pip install --no-build-isolation -e ."]},
                           "pytest 8 rejects its old configuration; built with this venv's setuptools<70"),
+    "pylint-dev/pylint": ({"install": ["python -m pip install --no-build-isolation -e ."]},
+                          "built with this venv's setuptools (its pinned setuptools~=62.6 cannot install editable)"),
+    "pvlib/pvlib-python": ({"packages": ["numpy<2"]}, "numpy 2 removed names its code uses (np.Inf)"),
 }
 
 SYSTEM = {  # a Debian package SWE-bench installs -> what shows it is here (programs, `lib:` libraries)
@@ -135,6 +138,9 @@ def recipe_version(repo: str, spec: dict, reqs_paths: dict, env_paths: dict) -> 
     if "setup.py install" in install:
         notes.append(f"SWE-bench installs with `{install}`; here pip, which records what it copies")
         install = "python -m pip install ."
+    if " --no-use-pep517" in install:
+        notes.append("SWE-bench's --no-use-pep517 is left out: pip 25 and later refuse it")
+        install = install.replace(" --no-use-pep517", "")
     adjusted, _ = ADJUSTMENTS.get(repo, ({}, ""))
     fields = {
         "python": spec["python"],

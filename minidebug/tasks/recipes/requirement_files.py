@@ -16,7 +16,7 @@ import tempfile
 SELF_INSTALLS = ("-e .", "#", ".[test")
 RENAMED = {"types-pkg_resources": "types-setuptools", "pytables": "tables", "matplotlib-base": "matplotlib",
            "pyqt": "PyQt5", "cairo": "pycairo", "python-graphviz": "graphviz", "hdf5": None, "pip": None,
-           "python": None}
+           "python": None, "iris": "scitools-iris"}
 
 
 def requirement_lines(path, seen=()):
@@ -37,16 +37,18 @@ def requirement_lines(path, seen=()):
 
 def conda_lines(path):
     """The conda and pip dependencies of an environment.yml, as pip requirements."""
-    conda, pip, section = [], [], None
+    conda, pip, section, pip_indent = [], [], None, 0
     with open(path) as handle:
         for line in handle.read().splitlines():
             item = re.match(r"^(\s*)-\s*(.+?)\s*(#.*)?$", line)
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
+            if section == "pip" and item and len(item.group(1)) <= pip_indent:  # back among the dependencies
+                section = "dependencies"
             if not line.startswith((" ", "-")):
                 section = line.split(":", 1)[0].strip()
             elif section == "dependencies" and item and item.group(2) == "pip:":
-                section = "pip"
+                section, pip_indent = "pip", len(item.group(1))
             elif section == "dependencies" and item:
                 conda.append(item.group(2))
             elif section == "pip" and item:
