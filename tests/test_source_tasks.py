@@ -149,3 +149,30 @@ def test_processes_the_tests_start_import_the_project_as_bash_does(project, tmp_
         env.step({"name": "edit", "arguments": {"path": "src/mathlib/ops.py", "old": "x + x + 1", "new": "2 * x"}})
         observation, reward, *_ = env.step({"name": "eval"})
         assert reward == 1.0, observation
+
+
+def test_what_the_install_builds_is_in_every_tree_and_never_the_agents_change(project, tmp_path, cache_dir):
+    """A file the install writes into its checkout (setuptools_scm's `_version.py`, an extension built in
+    place) is in the worktree after every reset and in every eval tree, as SWE-bench's images have it, and
+    is never part of the agent's changes."""
+    repo, _ = project
+    (repo / "src" / "mathlib" / "__init__.py").write_text(
+        "from ._version import version\nfrom .ops import double, negate\n")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "version from the build")
+    task = _task(tmp_path, repo, _git(repo, "rev-parse", "HEAD"))
+    toml = (task / "task.toml").read_text().replace(
+        'setup = ["pip install --quiet six==1.16.0"]',
+        'setup = ["pip install --quiet six==1.16.0", "sh -c \'echo version = 7 > src/mathlib/_version.py\'"]')
+    (task / "task.toml").write_text(toml)
+    with minidebug.make(task, cache_dir=cache_dir, bash=True) as env:
+        env.reset()
+        show = {"name": "bash", "arguments": {"command": "python -c 'import mathlib; print(mathlib.version)'"}}
+        assert env.step(show)[0].strip().endswith("7")
+        observation, _, _, _, info = env.step({"name": "eval"})
+        assert info["score"] == 0 and "test_negate" not in observation.split("FAILED")[-1], observation
+        env.step({"name": "edit", "arguments": {"path": "src/mathlib/ops.py", "old": "x + x + 1", "new": "2 * x"}})
+        observation, reward, *_ = env.step({"name": "eval"})
+        assert reward == 1.0, observation
+        assert "_version" not in env.diff()
+        env.reset()
+        assert env.step(show)[0].strip().endswith("7")

@@ -21,11 +21,11 @@ from .locks import file_lock
 from .repos import borrowing_repo, shared_store, store_path
 from ..tasks.task import Task
 from .treeguard import FINGERPRINT_SUFFIX, forget, guard, record, remove_tree
-from .venv import ProjectInstall, ensure_venv
+from .venv import ProjectInstall, ensure_venv, lay_build_products
 
 BASE_REF = "refs/minidebug/base"
 COMPLETE_MARKER = "minidebug-complete.json"
-LAYOUT = "v4"  # bumped whenever what an entry holds changes, so that old entries are never reused
+LAYOUT = "v5"  # bumped whenever what an entry holds changes, so that old entries are never reused
 DRIVER_SOURCES = Path(__file__).resolve().parents[1] / "drivers"
 BARE_REPO_UNWATCHED = ("worktrees",)  # the episodes' worktree admin folders, which the host writes
 
@@ -255,9 +255,10 @@ def _write_marker(entry: Path, commit: str, eval_tree: str, hidden: list[str], v
         "test_files": [f for f in visible if _is_test_file(f)]}))
 
 
-def _write_eval_base(task: Task, entry: Path, tree: str, hidden: list[str] = ()) -> None:
+def _write_eval_base(task: Task, entry: Path, tree: str, hidden: list[str] = (), venv: Path | None = None) -> None:
     """The pristine tree every eval starts from: a tree's files, plus the hidden files of repo/ (a
-    `[source]` task's eval tree holds them already)."""
+    `[source]` task's eval tree holds them already), plus what the venv's project install built (see
+    venv.lay_build_products)."""
     eval_base = entry / "eval-base"
     remove_tree(eval_base)
     eval_base.mkdir()
@@ -272,6 +273,8 @@ def _write_eval_base(task: Task, entry: Path, tree: str, hidden: list[str] = ())
         target = eval_base / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(task.repo / rel, target, follow_symlinks=False)
+    if venv is not None:
+        lay_build_products(venv, eval_base)
     record(eval_base)
 
 
@@ -294,7 +297,7 @@ def repair_eval_base(task: Task, prepared: PreparedTask) -> None:
 def _rewrite_eval_base(task: Task, prepared: PreparedTask) -> None:
     meta = json.loads((prepared.entry / COMPLETE_MARKER).read_text())
     hidden = [] if task.spec.source is not None else list(prepared.hidden_files)
-    _write_eval_base(task, prepared.entry, meta["eval_tree"], hidden)
+    _write_eval_base(task, prepared.entry, meta["eval_tree"], hidden, prepared.venv)
 
 
 def _is_test_file(rel: str) -> bool:

@@ -64,7 +64,7 @@ def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Seque
     requirements = with_pytest(requirements)
     key = venv_key(python, requirements)
     if install is not None:
-        identity = json.dumps([install.origin, install.commit, list(install.commands)])
+        identity = json.dumps([install.origin, install.commit, list(install.commands), BUILD_PRODUCTS])
         key += "-" + hashlib.sha256(identity.encode()).hexdigest()[:16]
     venv = cache_dir / "venvs" / key
     if (venv / COMPLETE_MARKER).exists():
@@ -125,8 +125,65 @@ def _install_project(cache_dir: Path, venv: Path, install: ProjectInstall) -> No
     with tempfile.TemporaryDirectory(prefix="install-", dir=venv.parent) as scratch:
         project = Path(scratch) / "project"
         checkout(store, install.commit, project)
+        before = _files(project)
         _setup(venv, install.commands, project)
+        _keep_build_products(venv, project, before)
         _keep_metadata_only(venv, project)
+
+
+BUILD_PRODUCTS = "build-products"  # in a venv: the code its project's install wrote into the checkout
+BUILD_PRODUCTS_EXCLUDE = "build-products.exclude"  # their paths, as a git excludes file
+_PRODUCT_SUFFIXES = (".py", ".so", ".pyd")
+_NOT_PRODUCTS = {".git", "build", "dist", ".eggs", "__pycache__", ".tox"}
+
+
+def _files(root: Path) -> set[str]:
+    """The regular files under `root` (relative, POSIX), never following a link, never inside `.git`."""
+    found = set()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git" and not os.path.islink(os.path.join(folder, d))]
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                found.add(Path(path).relative_to(root).as_posix())
+    return found
+
+
+def _keep_build_products(venv: Path, project: Path, before: set[str]) -> None:
+    """Keep, in the venv, the code files the install wrote into the checkout (setuptools_scm's `_version.py`,
+    extensions built in place): SWE-bench's images have them in the tree as untracked files, and the
+    project does not import without them. `lay_build_products` puts them into a task's trees; git ignores
+    them there (BUILD_PRODUCTS_EXCLUDE), so they are never part of the agent's changes."""
+    kept = []
+    for rel in sorted(_files(project) - before):
+        parts = rel.split("/")
+        if rel.endswith(_PRODUCT_SUFFIXES) and not (_NOT_PRODUCTS & set(parts)) \
+                and not any(part.endswith(".egg-info") for part in parts):
+            target = venv / BUILD_PRODUCTS / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(project / rel, target)
+            kept.append(rel)
+    if kept:
+        (venv / BUILD_PRODUCTS_EXCLUDE).write_text("".join(f"/{_glob_escaped(rel)}\n" for rel in kept))
+
+
+def _glob_escaped(rel: str) -> str:
+    return re.sub(r"([*?\[\]\\!#])", r"\\\1", rel)
+
+
+def lay_build_products(venv: Path, tree: Path) -> list[str]:
+    """Copy the venv's build products (see `_keep_build_products`) into `tree` where it has no such file,
+    never through a link; returns the paths laid."""
+    source = venv / BUILD_PRODUCTS
+    laid = []
+    for rel in sorted(_files(source)) if source.is_dir() else []:
+        parts, target = rel.split("/"), tree / rel
+        if os.path.lexists(target) or any(os.path.islink(tree.joinpath(*parts[:i])) for i in range(1, len(parts))):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / rel, target)
+        laid.append(rel)
+    return laid
 
 
 def _keep_metadata_only(venv: Path, project: Path) -> None:

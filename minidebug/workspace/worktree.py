@@ -19,6 +19,7 @@ from ..errors import ToolError, WorkspaceError
 from ..store.gitcmd import git
 from ..store.locks import file_lock
 from ..store.treeguard import remove_tree
+from ..store.venv import BUILD_PRODUCTS_EXCLUDE, lay_build_products
 from ..sandbox.reaper import start_time
 from .safefs import read_entry, remove_entry
 from ..tasks.task import Task
@@ -43,6 +44,7 @@ class Workspace:
         self.home = self.dir / "home"
         self.tmp = self.dir / "tmp"
         self._closed = False
+        self._git_options: tuple[str, ...] = ()
         try:
             self.home.mkdir()
             self.tmp.mkdir()
@@ -55,6 +57,10 @@ class Workspace:
             # The common dir is named too: the admin dir's `commondir` file is the agent's to rewrite.
             self._git_env = {"GIT_DIR": str(admin), "GIT_COMMON_DIR": str(prepared.bare_repo),
                              "GIT_WORK_TREE": str(self.root)}
+            excluded = prepared.venv / BUILD_PRODUCTS_EXCLUDE
+            # What the install built, laid in below, is never the agent's change.
+            self._git_options = ("-c", f"core.excludesFile={excluded}") if excluded.is_file() else ()
+            lay_build_products(prepared.venv, self.root)
         except BaseException:
             self.close()
             raise
@@ -74,7 +80,7 @@ class Workspace:
 
     def git(self, *args: str, env: dict[str, str] | None = None) -> str:
         """git on the worktree through its admin dir: nothing the agent put in the worktree's `.git` is read."""
-        return git(self.dir, *args, env={**self._git_env, **(env or {})})
+        return git(self.dir, *self._git_options, *args, env={**self._git_env, **(env or {})})
 
     def reset(self) -> None:
         """Put the worktree back to the base commit: tracked files restored, everything else removed."""
@@ -87,6 +93,7 @@ class Workspace:
             self.git("checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
             self.git("clean", "-ffdxq")
         (self.root / ".git").write_text(self._dot_git)
+        lay_build_products(self.venv, self.root)
         for scratch in (self.home, self.tmp):
             remove_entry(self.dir, scratch.name)
             scratch.mkdir()
