@@ -79,10 +79,7 @@ def recorder(stream, flag, untrusted, collect_only=False):
         cls = type(test)
         if test._testMethodName in vars(test):
             return "its test method was replaced on the test's instance (a made-up test)"
-        function = getattr(cls, test._testMethodName, None)
-        for _ in range(8):  # through decorators to the test's own function
-            function = getattr(function, "__wrapped__", function)
-        code = getattr(function, "__code__", None)
+        code = _code_of(getattr(cls, test._testMethodName, None))  # the test's own function's
         if code is not None and not untrusted(code.co_filename):
             if code.co_name != test._testMethodName and defined_as(code, code.co_name):
                 return f"it ran {code.co_name} of {where(code.co_filename)} under its name (a made-up test)"
@@ -120,10 +117,7 @@ def recorder(stream, flag, untrusted, collect_only=False):
             return []
         found = []
         for name in _RUN_METHODS:
-            function = getattr(cls, name, None)
-            for _ in range(8):
-                function = getattr(function, "__wrapped__", function)
-            code = getattr(function, "__code__", None)
+            code = _code_of(getattr(cls, name, None))
             if code is not None and untrusted(code.co_filename):
                 found.append(f"{name} from {where(code.co_filename)}")
         return found
@@ -144,11 +138,11 @@ def recorder(stream, flag, untrusted, collect_only=False):
             changed = _tainted.get(test_id(test)) or _changed(_methods)
             why = (f"unittest's {', '.join(changed)} had been replaced while it ran (a made-up report)"
                    if changed else _why(test, _frame(1))) if _is_test(test) else ""
+            detours = _detours(test) if _is_test(test) and not why else []
             if why:
                 _flag(f"{test_id(test)}: {why}")
-            elif _is_test(test) and _detours(test):
-                _flag(f"{test_id(test)}: its run went through code of the agent's files ("
-                      f"{', '.join(_detours(test))})")
+            elif detours:
+                _flag(f"{test_id(test)}: its run went through code of the agent's files ({', '.join(detours)})")
             _record(test, "failed" if why else "passed")
             super().addSuccess(test)
 

@@ -101,15 +101,3 @@ def _one_process(args: list[str]) -> bool:
             value = arg.partition("=")[2]
     return value == "1"
 
-
-def pytest_arguments(command: list[str]) -> tuple[list[str], bool]:
-    """The pytest arguments of an eval command, and whether it puts the current folder on sys.path
-    (`python -m pytest` does, `pytest` does not).
-
-    Raises:
-        TaskError: the command does not run pytest.
-    """
-    read = eval_command(command)
-    if read.runner != "pytest":
-        raise TaskError(f"eval does not run pytest; got {shlex.join(command)!r}")
-    return read.args, read.cwd_on_path
