@@ -184,7 +184,7 @@ def run(fd, settings):
             watch.finish()
         except Exception as exc:  # the report goes out whatever happened to the checks
             send(b"!", f"the after-run checks failed: {exc!r}")
-        send(b"", dumps({**recorded(), "venv_modules": _venv_modules()}))
+        send(b"", dumps({**recorded(), "venv_modules": _venv_modules() if settings.get("learn") else []}))
     return int(code)
 
 
@@ -229,6 +229,9 @@ def serve(control):
     learned = settings.get("learned", [])
     _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned)
     import minidebug_watch  # noqa: F401 - compiled once, here, not in the child
+    import inspect
+
+    inspect.getmodule(compile("", "<warm>", "exec"))  # fills inspect's cache of the modules' files (tracebacks)
 
     if threading.active_count() > 1:  # a pre-imported module started a thread: forking is not safe
         os.write(control, b"fresh a module imported before the run started a thread\n")
@@ -287,6 +290,24 @@ def _become_child(libc, output, instructions):
             os._exit(126)  # never run a child without the filter
 
 
+def _exit(code):
+    """End the process once the report is out: atexit handlers run and buffered output is written as at any
+    exit, but no module or object is torn down one by one (tens of milliseconds, and in a forked child each
+    page it touches is copied first). Where threads of the run are still going, a normal exit waits for them."""
+    import atexit
+    import threading
+
+    if threading.active_count() > 1:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # a stream the run closed or replaced: as at a normal exit, nothing more to write
+            pass
+    os._exit(code)
+
+
 def main():
     fd = int(os.environ.pop("MINIDEBUG_EVAL_FD"))
     if sys.argv[1:] == ["--warm"]:
@@ -294,7 +315,7 @@ def main():
         if fd is None:
             sys.exit(0)
         sys.argv = sys.argv[:1]
-    sys.exit(run(fd, _receive(fd)))
+    _exit(run(fd, _receive(fd)))
 
 
 if __name__ == "__main__":

@@ -90,6 +90,10 @@ class Confinement:
         ruleset = self._ruleset(writable) if self.sandbox == "landlock" else None
         stay_in_group = self._stay_in_group if group_filter else None
         capabilities = _capability_count() if ruleset is not None and os.geteuid() == 0 else 0
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)  # loaded here: the child of a threaded host loads nothing
+        except OSError:
+            libc = None
 
         def apply() -> None:
             if cgroup is not None:
@@ -101,17 +105,16 @@ class Confinement:
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU first, SIGKILL a second later
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-            try:
-                ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            except (OSError, AttributeError):
-                pass
+            if libc is not None:
+                libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             if ruleset is not None:
                 ruleset.restrict()
                 os.close(ruleset.fd)  # the program gets no handle on the ruleset the next program is given
             if stay_in_group is not None:
                 stay_in_group.apply()
             if capabilities:  # root under Landlock: no capability survives exec, as in bwrap
-                libc = ctypes.CDLL(None, use_errno=True)
+                if libc is None:
+                    raise OSError("cannot drop capabilities without the C library")
                 libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
                 for number in range(capabilities):
                     if libc.prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0:

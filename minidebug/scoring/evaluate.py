@@ -137,7 +137,7 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                             agent_files=tuple(laid), warm=warm, learned=learned,
+                             agent_files=tuple(laid), warm=warm, learned=learned, learn=not learned,
                              project_pytest=is_pytest(workspace.prepared.eval_base))
         finally:
             empty_folder(workspace.dir, EVAL_SCRATCH)

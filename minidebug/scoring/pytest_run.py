@@ -73,11 +73,13 @@ def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]
 def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
                confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
                agent_files: tuple[str, ...] = (), warm: WarmEval | None = None,
-               learned: list[str] = (), collect_only: bool = False, project_pytest: bool = False) -> PytestRun:
+               learned: list[str] = (), learn: bool = False, collect_only: bool = False,
+               project_pytest: bool = False) -> PytestRun:
     """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:
     forked from `warm` where given and able (see warm.py), else in a fresh interpreter.
     `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched.
-    `learned` names the venv modules the task's tests load, imported with pytest (see warm.py).
+    `learned` names the venv modules the task's tests load, imported with pytest (see warm.py); with `learn`
+    the run reports the venv modules it loaded (`venv_modules`), to be learned.
     `collect_only`: list the tests (`collected`), run none. `project_pytest`: the project is pytest itself
     (see `is_pytest`): its own pytest, from the tree, runs its tests, in a fresh interpreter."""
     read = eval_command(command)
@@ -104,7 +106,7 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         settings = {"nonce": nonce, "sys_path": sys_path, "project_pytest": project_pytest,
                     "child_path": sys_path if source_layout or project_pytest else [],
                     "pycache": NO_BYTECODE, "preload": list(preload), "learned": list(learned),
-                    "agent_files": [str(tree / rel) for rel in agent_files], **runner}
+                    "learn": learn, "agent_files": [str(tree / rel) for rel in agent_files], **runner}
         host.sendall(json.dumps(settings).encode() + b"\n")
         received: list[bytes] = []
         reader = threading.Thread(target=_read_all, args=(host, received), daemon=True)

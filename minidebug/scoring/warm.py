@@ -23,6 +23,7 @@ import selectors
 import socket
 import subprocess
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..sandbox import process, reaper
@@ -58,17 +59,24 @@ class WarmEval:
         try:
             launch = confinement.prepare(argv, {**env, "MINIDEBUG_EVAL_FD": str(child.fileno())},
                                          [tree, scratch], tree, group_filter=False)
-            self._proc = subprocess.Popen(launch.argv, cwd=tree, env=launch.env, stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                          start_new_session=True, preexec_fn=launch.preexec,
-                                          pass_fds=(child.fileno(), *launch.pass_fds))
+            settings = {**settings, "filter": confinement.group_filter_program()}
+            self._control.sendall(json.dumps(settings).encode() + b"\n")
         except BaseException:
+            child.close()
             self._control.close()
             raise
-        finally:
-            child.close()
-        settings = {**settings, "filter": confinement.group_filter_program()}
-        self._control.sendall(json.dumps(settings).encode() + b"\n")
+
+        def start() -> subprocess.Popen:
+            try:
+                return subprocess.Popen(launch.argv, cwd=tree, env=launch.env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True, preexec_fn=launch.preexec,
+                                        pass_fds=(child.fileno(), *launch.pass_fds))
+            finally:
+                child.close()
+
+        self._started = _in_background(start)  # the caller goes on while the new process enters its cgroup
+        self._proc: subprocess.Popen | None = None
 
     def run(self, report: socket.socket, timeout: float,
             max_output: int = process.DEFAULT_MAX_OUTPUT) -> Completed | None:
@@ -125,11 +133,24 @@ class WarmEval:
             return
         self._state = "closed"
         self._control.close()
-        process.kill_group(self._proc.pid)
-        self._proc.wait()
+        if self._started_process():
+            process.kill_group(self._proc.pid)
+            self._proc.wait()
 
     # -- internals ---------------------------------------------------------------------------
+    def _started_process(self) -> bool:
+        """Wait for the background start to be done; whether the process started."""
+        if self._proc is None:
+            try:
+                self._proc = self._started.result()
+            except Exception as exc:  # noqa: BLE001 - any failure to start: the runs go fresh
+                self.reason = self.reason or f"the warm interpreter could not be started: {exc}"
+                return False
+        return True
+
     def _ready(self, timeout: float) -> bool:
+        if not self._started_process():
+            self._give_up(self.reason)
         if self._state == "starting":
             line = self._line(time.monotonic() + timeout, "")
             if line == "ready":
@@ -186,6 +207,18 @@ class WarmEval:
     def _give_up(self, reason: str) -> None:
         self.reason = self.reason or reason
         self.close()
+
+
+_launcher: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _in_background(start) -> Future:
+    """Run `start` (a process start) on the process's one launcher thread, which lives as long as the process:
+    a child's parent-death signal follows the thread that forked it, so no short-lived thread may start one."""
+    global _launcher
+    if _launcher is None or _launcher[0] != os.getpid():  # none yet, or this is a fork of the process that made it
+        _launcher = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="minidebug-launcher"))
+    return _launcher[1].submit(start)
 
 
 LEARNED_FILE = "warm-modules.json"  # in a task's cache entry: the venv's modules its tests load
