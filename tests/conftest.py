@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,19 @@ def calc_task(task_dir) -> Path:
     return task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc")
 
 
+@pytest.fixture
+def imports_colorsys_task(task_dir) -> Path:
+    """A task whose test imports `colorsys` (a module a process started ahead may import, as it would a venv
+    module the tests load) and whose entrypoint is pytest."""
+    files = {
+        "calc.py": "def one():\n    return 1\n",
+        "test_calc.py": "import colorsys\nfrom calc import one\n\n\ndef test_one():\n    assert one() == 1\n",
+    }
+    toml = 'description = "x"\neval = "python -m pytest -q"\nentrypoint = "python -m pytest -q test_calc.py"\n' \
+           'readonly = ["test_*.py"]\n'
+    return task_dir(files, toml, name="colorsys")
+
+
 def descendants(pid: int | None = None) -> set[int]:
     """PIDs of every live descendant of pid (default: this process), from /proc."""
     pid = os.getpid() if pid is None else pid
@@ -163,3 +177,18 @@ def server():
     yield factory
     for s in servers:
         s.close()
+
+
+def wait_reading_stdin(pid: int) -> None:
+    """Wait until the python started ahead (`pid`, or a process under it in a sandbox) blocks reading its
+    stdin: its imports are done."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for process in descendants(pid) | {pid}:
+            try:
+                if Path(f"/proc/{process}/syscall").read_text().startswith("0 0x0 "):
+                    return
+            except OSError:
+                pass
+        time.sleep(0.01)
+    raise AssertionError("the process started ahead never waited for its stdin")

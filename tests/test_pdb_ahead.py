@@ -1,18 +1,8 @@
 """pdb sessions started ahead (warm episodes): the next command uses them, and they behave as a fresh one."""
 
-import time
-from pathlib import Path
-
 from minidebug.tools.pdb import Pdb, pdb_arguments
 from minidebug.tools.pdb_session import PdbSession
-from tests.conftest import descendants
-
-PYTEST_TOML = """\
-    description = "x"
-    eval = "python -m pytest -q"
-    entrypoint = "python -m pytest -q test_calc.py"
-    readonly = ["test_*.py"]
-    """
+from tests.conftest import descendants, wait_reading_stdin
 
 
 def pdb(env, command):
@@ -21,20 +11,6 @@ def pdb(env, command):
 
 def tool(env) -> Pdb:
     return env.tools["pdb"]
-
-
-def wait_reading_stdin(pid: int) -> None:
-    """Wait until the session's python (`pid` or a process under it) blocks reading its stdin."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        for process in descendants(pid) | {pid}:
-            try:
-                if Path(f"/proc/{process}/syscall").read_text().startswith("0 0x0 "):
-                    return
-            except OSError:
-                pass
-        time.sleep(0.01)
-    raise AssertionError("the session started ahead never waited for its start line")
 
 
 def test_once_pdb_was_used_the_next_command_takes_the_session_started_at_reset(make_env, calc_task):
@@ -64,14 +40,10 @@ def test_an_edit_made_after_the_session_started_ahead_is_what_runs(make_env, cal
     assert pdb(env, "p add(2, 3)").splitlines()[0] == "5"
 
 
-def test_a_module_the_project_now_shadows_is_imported_from_the_project(make_env, task_dir):
+def test_a_module_the_project_now_shadows_is_imported_from_the_project(make_env, imports_colorsys_task):
     # A session imports `colorsys` ahead (as it would a venv module the tests load); a project file of that
     # name, written after the session started, must be what the program imports.
-    files = {
-        "calc.py": "def one():\n    return 1\n",
-        "test_calc.py": "import colorsys\nfrom calc import one\n\n\ndef test_one():\n    assert one() == 1\n",
-    }
-    env = make_env(task_dir(files, PYTEST_TOML))
+    env = make_env(imports_colorsys_task)
     env.reset()
     workspace = env.workspace
     session = PdbSession(pdb_arguments(env.task.entrypoint), workspace.venv / "bin" / "python", workspace.root,

@@ -136,32 +136,13 @@ def main():
 def _start_ahead(names):
     """Import `names` ahead (see the module's docstring), wait for the host's `start` line, and exec a fresh
     interpreter if the project now shadows a module imported here."""
-    from minidebug_preload import import_ahead
+    from minidebug_preload import imported_ahead, shadowed
 
-    before = set(sys.modules)
-    import_ahead(names)
-    imported = {name.partition(".")[0] for name in set(sys.modules) - before}
+    imported = imported_ahead(names)
     line = os.read(0, 4096)  # a terminal in canonical mode returns one line: the marker's line stays unread
-    if line.strip() != b"start" or _shadowed(imported):
+    if line.strip() != b"start" or shadowed(imported):
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, "-m", "minidebug_pdb", *sys.argv[1:]])
-
-
-def _shadowed(names):
-    """Whether a folder ahead of the venv's site-packages on sys.path holds a module or regular package of
-    one of the top-level `names` (a namespace folder would not shadow it)."""
-    from importlib.machinery import PathFinder
-
-    ahead = []
-    for entry in sys.path:
-        if "site-packages" in entry or entry.startswith(sys.base_prefix):
-            break
-        ahead.append(entry or os.getcwd())
-    for name in names:
-        spec = PathFinder.find_spec(name, ahead)
-        if spec is not None and spec.origin not in (None, "namespace"):
-            return True
-    return False
 
 
 if __name__ == "__main__":

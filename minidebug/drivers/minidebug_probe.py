@@ -2,7 +2,9 @@
 
 Started as `python -m minidebug_probe <script | -m module> [args...]` with MINIDEBUG_PROBE holding
 {"mode": "trace" | "inspect", "root": ..., "out": ..., ...}. Uses sys.monitoring on Python 3.12+
-(events only for the code that matters) and sys.settrace before.
+(events only for the code that matters) and sys.settrace before. Started ahead of its run (with
+MINIDEBUG_PROBE_PRELOAD instead), it imports pytest and the named modules first and then waits for that
+JSON on stdin (see `_start_ahead`).
 """
 
 import json
@@ -308,7 +310,8 @@ def claim_monitoring():
 
 
 def main():
-    config = json.loads(os.environ.pop("MINIDEBUG_PROBE"))
+    preload = os.environ.pop("MINIDEBUG_PROBE_PRELOAD", None)
+    config = _start_ahead(json.loads(preload)) if preload is not None else json.loads(os.environ.pop("MINIDEBUG_PROBE"))
     probe = (Trace if config["mode"] == "trace" else Inspect)(config)
     args = sys.argv[1:]
     if args[:1] == ["-m"]:
@@ -336,6 +339,29 @@ def main():
         probe.write(probe.result())
     sys.stdout.flush()
     os._exit(code)
+
+
+def _start_ahead(names):
+    """Started ahead (MINIDEBUG_PROBE_PRELOAD, a JSON list): import `names` with pytest and its plugins, then
+    wait for the configuration, one JSON line on stdin (the host then closes it, so the program reads an empty
+    stdin, as a probe started fresh does). If the project now shadows a module imported here, exec a fresh
+    interpreter with the configuration where a fresh start has it."""
+    from minidebug_preload import imported_ahead, shadowed
+
+    imported = imported_ahead(names)
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        line += chunk
+    if not line.strip():  # the host ended the wait without a run
+        os._exit(0)
+    if shadowed(imported):
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "minidebug_probe", *sys.argv[1:]],
+                  {**os.environ, "MINIDEBUG_PROBE": line.decode("utf-8")})
+    return json.loads(line)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,14 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable, Mapping, Sequence, TypeVar
 
 from . import reaper
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 DEFAULT_MAX_OUTPUT = 1_000_000  # bytes kept from one run: head and tail halves
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -86,27 +88,31 @@ def run(
     Raises OSError only when the program cannot be started at all.
     """
     start = time.monotonic()
-    proc = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=preexec,
-        pass_fds=pass_fds,
-    )
+    return collect(spawn(argv, cwd=cwd, env=env, preexec=preexec, pass_fds=pass_fds), start, timeout, max_output)
+
+
+def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], preexec: Callable[[], None] | None = None,
+          pass_fds: tuple[int, ...] = (), stdin_pipe: bool = False) -> subprocess.Popen:
+    """Start argv in a session of its own, stdout and stderr into one pipe, stdin empty (or a pipe the caller
+    writes to and closes, with `stdin_pipe`); `collect` then reads it to its end."""
+    return subprocess.Popen(list(argv), cwd=cwd, env=dict(env),
+                            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=preexec, pass_fds=pass_fds)
+
+
+def collect(proc: subprocess.Popen, start: float, timeout: float, max_output: int = DEFAULT_MAX_OUTPUT) -> Completed:
+    """Read a `spawn`ed process's output until it exits or `timeout` seconds from `start` (time.monotonic()
+    when the run began) pass, then kill its process group."""
+    deadline = start + timeout
     assert proc.stdout is not None
     try:
-        reader, timed_out = read_output(proc.stdout.fileno(), start + timeout, lambda: proc.poll() is not None,
+        reader, timed_out = read_output(proc.stdout.fileno(), deadline, lambda: proc.poll() is not None,
                                         max_output)
     except BaseException:  # KeyboardInterrupt included: nothing of the command outlives this call
         kill_group(proc.pid)
         proc.stdout.close()
         proc.wait()
         raise
-    deadline = start + timeout
     if not timed_out:
         try:  # output ended: give the leader a moment to exit on its own, so its status is its own
             proc.wait(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
@@ -124,6 +130,19 @@ def run(
         seconds=time.monotonic() - start,
         dropped_bytes=reader.dropped,
     )
+
+
+_launcher: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def in_background(start: Callable[[], T]) -> Future[T]:
+    """Run `start` (a process start) on the process's one launcher thread, which lives as long as the process:
+    a child's parent-death signal follows the thread that forked it, so no short-lived thread may start one.
+    The caller goes on while the new process enters its limits and cgroup (tens of ms where there is one)."""
+    global _launcher
+    if _launcher is None or _launcher[0] != os.getpid():  # none yet, or this is a fork of the process that made it
+        _launcher = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="minidebug-launcher"))
+    return _launcher[1].submit(start)
 
 
 def read_output(fd: int, deadline: float, exited: Callable[[], bool],

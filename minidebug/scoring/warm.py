@@ -23,7 +23,6 @@ import selectors
 import socket
 import subprocess
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..sandbox import process, reaper
@@ -75,7 +74,7 @@ class WarmEval:
             finally:
                 child.close()
 
-        self._started = _in_background(start)  # the caller goes on while the new process enters its cgroup
+        self._started = process.in_background(start)  # the caller goes on while the new process enters its cgroup
         self._proc: subprocess.Popen | None = None
 
     def run(self, report: socket.socket, timeout: float,
@@ -207,18 +206,6 @@ class WarmEval:
     def _give_up(self, reason: str) -> None:
         self.reason = self.reason or reason
         self.close()
-
-
-_launcher: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def _in_background(start) -> Future:
-    """Run `start` (a process start) on the process's one launcher thread, which lives as long as the process:
-    a child's parent-death signal follows the thread that forked it, so no short-lived thread may start one."""
-    global _launcher
-    if _launcher is None or _launcher[0] != os.getpid():  # none yet, or this is a fork of the process that made it
-        _launcher = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="minidebug-launcher"))
-    return _launcher[1].submit(start)
 
 
 LEARNED_FILE = "warm-modules.json"  # in a task's cache entry: the venv's modules its tests load

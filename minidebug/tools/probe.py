@@ -1,4 +1,11 @@
-"""trace and inspect: one run of the entrypoint under a tracer, instead of a dozen pdb steps."""
+"""trace and inspect: one run of the entrypoint under a tracer, instead of a dozen pdb steps.
+
+In an env that runs warm (`eval_mode="fork"`, the default) and has used the tool once, its next run is started
+ahead for a pytest entrypoint, as pdb's next session is: after reset and after each run, a probe process
+starts in the background in the same sandbox and limits, imports pytest, its plugins and the venv's modules the
+task's tests load, and waits; the next call sends it its configuration and the program starts at once. One the
+project's files now shadow a module of starts over as a fresh interpreter (see drivers/minidebug_probe.py).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +15,18 @@ import os
 import re
 import shlex
 import stat
+import subprocess
 import time
 from pathlib import Path
 from typing import Optional
 
 from pydantic import Field
 
-from ..errors import ToolError
+from ..errors import MinidebugError, ToolError
+from ..sandbox import process
+from ..sandbox.process import Completed
+from ..scoring.warm import learned_modules
+from ..store.venv import pytest_plugins
 from ..workspace.safefs import open_parent, remove_entry
 from .base import Arguments, Episode, Tool
 from .pdb import pdb_arguments
@@ -26,8 +38,9 @@ MAX_RESULT_BYTES = 16 * 1024 * 1024  # the driver's JSON is far smaller: its val
 READ_SECONDS = 10.0  # reading the result (a regular file, read without blocking) never takes longer
 
 
-def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
-    """Run the entrypoint once under the probe driver; returns its JSON (None if it wrote none) and output.
+def run_probe(episode: Episode, config: dict, ahead: StartedAhead | None = None) -> tuple[dict | None, str]:
+    """Run the entrypoint once under the probe driver, in `ahead` where it can serve; returns its JSON (None if
+    it wrote none) and output.
 
     Raises:
         ToolError: the program left something other than a regular file of at most MAX_RESULT_BYTES where
@@ -38,12 +51,15 @@ def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
     out = workspace.tmp / RESULT_NAME
     where = f"{workspace.tmp.name}/{RESULT_NAME}"  # under workspace.dir, which the host made
     remove_entry(workspace.dir, where)  # whatever a program left there, never followed
-    env = workspace.environ(workspace.drivers)
-    env["MINIDEBUG_PROBE"] = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
+    line = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
     timeout = episode.limits.eval_timeout
-    _, output = episode.confinement.run([str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv],
-                                        cwd=workspace.root, env=env, timeout=timeout,
-                                        writable=workspace.writable_dirs)
+    completed = ahead.run(line, timeout) if ahead is not None else None
+    if completed is not None:
+        output = "\n".join(filter(None, [completed.describe(timeout), episode.confinement.note(completed)]))
+    else:
+        env = {**workspace.environ(workspace.drivers), "MINIDEBUG_PROBE": line}
+        _, output = episode.confinement.run(_probe_argv(workspace, argv), cwd=workspace.root, env=env,
+                                            timeout=timeout, writable=workspace.writable_dirs)
     try:
         data = read_result(workspace.dir, where, time.monotonic() + READ_SECONDS)
         if data is None:
@@ -55,6 +71,67 @@ def run_probe(episode: Episode, config: dict) -> tuple[dict | None, str]:
         return (result if isinstance(result, dict) else None), output
     finally:
         remove_entry(workspace.dir, where)
+
+
+def _probe_argv(workspace, argv: list[str]) -> list[str]:
+    return [str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv]
+
+
+class StartedAhead:
+    """A probe process started before its run (see the module's docstring), in the episode's sandbox."""
+
+    def __init__(self, episode: Episode, preload: list[str] | None = None):
+        """`preload`: the modules to import ahead (default: the venv's pytest plugins and the modules the task's
+        tests load)."""
+        workspace = episode.workspace
+        if preload is None:
+            preload = list(pytest_plugins(workspace.venv)) + learned_modules(workspace.prepared.entry)
+        env = {**workspace.environ(workspace.drivers), "MINIDEBUG_PROBE_PRELOAD": json.dumps(preload)}
+        argv = _probe_argv(workspace, pdb_arguments(episode.task.entrypoint))
+        launch = episode.confinement.prepare(argv, env, workspace.writable_dirs, workspace.root)
+        self._started = process.in_background(lambda: process.spawn(
+            launch.argv, cwd=workspace.root, env=launch.env, preexec=launch.preexec, pass_fds=launch.pass_fds,
+            stdin_pipe=True))
+        self._proc: subprocess.Popen | None = None
+
+    def run(self, line: str, timeout: float) -> Completed | None:
+        """The run with the configuration `line`; None (and the process ended) where it cannot serve one."""
+        start = time.monotonic()
+        proc = self._process()
+        if proc is None or proc.poll() is not None:
+            self.close()
+            return None
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(line.encode("utf-8") + b"\n")
+            proc.stdin.close()
+        except OSError:
+            self.close()
+            return None
+        return process.collect(proc, start, timeout)
+
+    @property
+    def pid(self) -> int | None:
+        proc = self._process()
+        return proc.pid if proc is not None else None
+
+    def close(self) -> None:
+        """End the process if it still waits (or runs). Idempotent."""
+        proc = self._process()
+        if proc is not None and proc.returncode is None:
+            process.kill_group(proc.pid)
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    pipe.close()
+            proc.wait()
+
+    def _process(self) -> subprocess.Popen | None:
+        if self._proc is None:
+            try:
+                self._proc = self._started.result()
+            except Exception:  # noqa: BLE001 - it could not be started: the run starts fresh
+                return None
+        return self._proc
 
 
 def read_result(root: Path, rel: str, deadline: float) -> bytes | None:
@@ -132,7 +209,48 @@ def _fields(values: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in values.items()) or "(none)"
 
 
-class Trace(Tool):
+class ProbeTool(Tool):
+    """What trace and inspect share: the run started ahead (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self._ahead: StartedAhead | None = None
+        self._warm = False  # the env runs warm: start the next run ahead, once the tool was used
+        self._used = False
+
+    def probe(self, episode: Episode, config: dict) -> tuple[dict | None, str]:
+        """run_probe, in the run started ahead where there is one; then the next one is started."""
+        self._used = True
+        ahead, self._ahead = self._ahead, None
+        try:
+            return run_probe(episode, config, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
+            self._start_ahead(episode)
+
+    def warm_up(self, episode: Episode) -> None:
+        self._warm = True
+        self._start_ahead(episode)
+
+    def reset(self, episode: Episode, keep_breakpoints: bool) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._warm = False
+        if self._ahead is not None:
+            self._ahead.close()
+            self._ahead = None
+
+    def _start_ahead(self, episode: Episode) -> None:
+        if self._warm and self._used and self._ahead is None \
+                and pdb_arguments(episode.task.entrypoint)[:2] == ["-m", "pytest"]:
+            try:
+                self._ahead = StartedAhead(episode)
+            except (OSError, ToolError, MinidebugError):  # the next run starts fresh
+                self._ahead = None
+
+
+class Trace(ProbeTool):
     name = "trace"
     description = (
         "Run the program once and record every call of one function: where it was called from, its arguments, "
@@ -159,7 +277,7 @@ class Trace(Tool):
         depth = 2 if args.depth is None else args.depth
         if not (1 <= max_calls <= 200 and 0 <= depth <= 6):
             raise ToolError("trace: need 1 <= max_calls <= 200 and 0 <= depth <= 6")
-        data, output = run_probe(episode, {"mode": "trace", "target": target, "max_calls": max_calls, "depth": depth})
+        data, output = self.probe(episode, {"mode": "trace", "target": target, "max_calls": max_calls, "depth": depth})
         command = shlex.join(episode.task.entrypoint)
         if data is None:
             return f"trace: the program did not finish normally; its output ends with:\n{_tail(output)}"
@@ -188,7 +306,7 @@ class Trace(Tool):
         return "\n".join(lines)
 
 
-class Inspect(Tool):
+class Inspect(ProbeTool):
     name = "inspect"
     description = (
         "Run the program to the first time a line is reached (at='file.py:line'), or to the first exception "
@@ -214,7 +332,7 @@ class Inspect(Tool):
         exprs = list(args.expr or [])
         if len(exprs) > 20 or any(len(e) > 500 or "\n" in e for e in exprs):
             raise ToolError("inspect: at most 20 expressions, each one line of at most 500 characters")
-        data, output = run_probe(episode, {"mode": "inspect", "at": at, "expr": exprs, "depth": 2})
+        data, output = self.probe(episode, {"mode": "inspect", "at": at, "expr": exprs, "depth": 2})
         command = shlex.join(episode.task.entrypoint)
         if data is None:
             return f"inspect: the program did not finish normally; its output ends with:\n{_tail(output)}"
