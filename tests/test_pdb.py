@@ -138,6 +138,22 @@ def test_program_waiting_on_input(loop_env):
     assert "EOFError" in pdb(env, "c")
 
 
+def test_breakpoints_in_files_whose_code_already_ran_are_reached(make_env, calc_task):
+    # `c` runs untraced until code of a breakpoint's file arrives; a file whose code already ran (the project's,
+    # once stopped in it; pytest's own, imported before the program started) keeps pdb's tracing.
+    env = make_env(calc_task)
+    env.reset()
+    pdb(env, "b calc.py:2")
+    assert pdb(env, "c").endswith("[at calc.py:2] return a - b")
+    assert "Breakpoint 2 at calc.py:6" in pdb(env, "b calc.py:6")
+    assert pdb(env, "c").endswith("[at calc.py:6] return a * b")
+    runner = next(env.workspace.venv.glob("lib/python*/site-packages/_pytest/runner.py"))
+    pdb(env, "q")
+    assert "Breakpoint 3" in pdb(env, f"b {runner}:pytest_runtest_call")
+    observation = pdb(env, "c")
+    assert "in pytest_runtest_call" in observation or "runner.py:" in observation.splitlines()[-1], observation
+
+
 def test_program_finishing_and_running_again(loop_env):
     env = loop_env()
     pdb(env, "b prog.py:5")

@@ -21,6 +21,8 @@ import sys
 
 _MARKER = "(Pdb) "
 _BREAKS = []
+_SEEN = set()  # the files (as bdb names them) whose code was compiled or run in this process
+_ARMED = []  # the debugger whose tracing resumes when code of a breakpoint's file arrives (see set_continue)
 
 
 class Debugger(pdb.Pdb):
@@ -34,6 +36,28 @@ class Debugger(pdb.Pdb):
         self.use_rawinput = False
         self._restore(_BREAKS)
         _BREAKS.clear()
+
+    def set_continue(self):
+        """bdb's continue; and where no breakpoint's file has had code compiled or run yet (the usual `b` + `c`
+        on a program that has not imported the project), run without tracing until the first code of one
+        arrives (see `_audit`): pdb's tracing of every call made before, pytest's start-up among them, is what
+        made reaching a breakpoint slow. (As with pdb, only this thread is debugged: a module of a breakpoint's
+        file that another thread imports first is not seen.)"""
+        _ARMED.clear()
+        super().set_continue()
+        if self.breaks and not _SEEN.intersection(self.breaks):
+            sys.settrace(None)
+            frame = sys._getframe().f_back
+            while frame and frame is not self.botframe:
+                del frame.f_trace
+                frame = frame.f_back
+            _ARMED[:] = [self]
+
+    def is_skipped_module(self, module_name, _known={}):  # noqa: B006 - a cache: called for every traced call
+        found = _known.get(module_name)
+        if found is None:
+            found = _known[module_name] = super().is_skipped_module(module_name)
+        return found
 
     def _restore(self, breaks):
         for item in sorted(breaks, key=lambda b: b["number"]):
@@ -96,6 +120,23 @@ class Debugger(pdb.Pdb):
         return super().postcmd(stop, line)
 
 
+def _audit(event, args):
+    """Note each file whose code is compiled or run; resume tracing when it is a breakpoint's (set_continue)."""
+    if event == "exec":
+        filename = getattr(args[0], "co_filename", None)
+    elif event == "compile":
+        filename = args[1]
+    else:
+        return
+    if not isinstance(filename, str) or filename[:1] == "<":
+        return
+    canonic = os.path.normcase(os.path.abspath(filename))  # as bdb.canonic names it
+    _SEEN.add(canonic)
+    if _ARMED and canonic in _ARMED[0].breaks:
+        debugger = _ARMED.pop()
+        sys.settrace(debugger.trace_dispatch)
+
+
 def _function_line(filename, dotted):
     """(canonical path, first line of its code object) of a function defined in a file, found by parsing it."""
     import ast
@@ -129,6 +170,9 @@ def main():
     _MARKER = f"\x1f<md{token}>" if token else _MARKER
     _BREAKS[:] = json.loads("".join(iter(lambda: sys.stdin.readline().rstrip("\r\n"), "")) or "[]")
     pdb.Pdb = Debugger
+    _SEEN.update(os.path.normcase(os.path.abspath(module.__file__)) for module in list(sys.modules.values())
+                 if isinstance(getattr(module, "__file__", None), str))
+    sys.addaudithook(_audit)
     sys.argv[:] = ["pdb"] + sys.argv[1:]
     pdb.main()
 
