@@ -27,9 +27,9 @@ __version__ = "0.1.0"
 
 _LAZY = {"make": "minidebug.core.make", "DebugEnv": "minidebug.core.env", "EnvConfig": "minidebug.core.config",
          "Task": "minidebug.tasks.task", "Limits": "minidebug.tasks.task", "load_task": "minidebug.tasks.task",
-         "ToolOutput": "minidebug.tools.output"}
+         "ToolOutput": "minidebug.tools.output", "WarmPool": "minidebug.scoring.eval_room"}
 
-__all__ = ["make", "load_task", "DebugEnv", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits",
+__all__ = ["make", "load_task", "DebugEnv", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits", "WarmPool",
            "MinidebugError", "TaskError", "WorkspaceError", "ToolError"]
 
 

@@ -1,6 +1,6 @@
 """Eval forked from a warm interpreter: the same outcomes as a fresh one, in every sandbox mode; nothing a
-run starts outlives it; a run that hangs or kills the interpreter costs only its own eval; reset and close
-end the interpreter."""
+run starts outlives it; a run that hangs or kills the interpreter costs only its own eval; close ends the
+interpreter."""
 
 from __future__ import annotations
 
@@ -68,10 +68,13 @@ def warm_interpreters() -> list[str]:
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_evals_after_the_first_fork_from_a_warm_interpreter_with_the_same_outcomes(make_env, task_dir, sandbox):
-    env = make_env(task_dir(WHO), sandbox=sandbox)
-    env.reset()
-    first = env.evaluate()  # the first eval of an env runs fresh
+    task = task_dir(WHO)
+    fresh = make_env(task, sandbox=sandbox, eval_mode="fresh")
+    fresh.reset()
+    first = fresh.evaluate()  # the task's first eval on the machine measures its counted tests, fresh
     assert not first.forked and "--warm" not in first.output
+    env = make_env(task, sandbox=sandbox)
+    env.reset()  # the counted tests are known: a warm interpreter starts now, for the env's first eval
     second = env.evaluate()
     assert second.forked and "minidebug_eval.py --warm" in second.output
     assert second.tests == first.tests == {"test_calc.py::test_add": "failed", "test_calc.py::test_parent": "failed"}

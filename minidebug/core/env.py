@@ -13,9 +13,10 @@ from typing import Any, Mapping, Sequence
 from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from ..sandbox import choose as sandbox
 from ..sandbox.confinement import Confinement
-from ..scoring.counted import counted_tests
+from ..scoring.counted import counted_known, counted_tests
 from ..scoring.evaluate import EvalResult, evaluate, start_warm_eval
-from ..scoring.warm import THREAD_STARTED, WarmEval
+from ..scoring.eval_room import EvalRoom, RoomKey, WarmPool
+from ..scoring.warm import THREAD_STARTED, learned_modules
 from ..store import cache, treeguard
 from ..store.cache import PreparedTask
 from ..store.venv import invalidate
@@ -47,7 +48,7 @@ class DebugEnv:
     `areset`/`astep`/`aclose` run the calls in a worker thread for asyncio callers.
     """
 
-    def __init__(self, task: Task, limits: Limits, config: EnvConfig):
+    def __init__(self, task: Task, limits: Limits, config: EnvConfig, warm_pool: WarmPool | None = None):
         self.task = task
         self.limits = limits
         self.config = config
@@ -56,7 +57,8 @@ class DebugEnv:
         self.tools: dict[str, Tool] = self.toolbox.tools
         self.workspace: Workspace | None = None
         self.confinement: Confinement | None = None
-        self._warm: WarmEval | None = None  # the next eval's warm interpreter (see scoring/warm.py)
+        self._room: EvalRoom | None = None  # where evals run in fork mode, warm interpreter included
+        self._pool = warm_pool  # where the room goes at close(), and where a new env looks for one
         self._fork = (config.eval_mode or task.spec.eval_mode or "fork") == "fork"
         self._ahead = self._fork  # tools start their next process ahead (pdb); stays on if forking turns off
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
@@ -94,7 +96,7 @@ class DebugEnv:
             self._tampered = True  # start over from a rebuilt entry
             for tool in self.tools.values():
                 tool.reset(self, False)
-            self._end_warm()
+            self._end_warm()  # it may have imported what a program had changed
             self.confinement.kill_strays([self.workspace.dir])
             cache.invalidate_entry(self.workspace.prepared)
             self.workspace.close()
@@ -110,8 +112,9 @@ class DebugEnv:
             tool.reset(self, self.config.keep_breakpoints)
         self.toolbox.restore()
         if not fresh:
-            self._end_warm()
-            self.confinement.kill_strays([self.workspace.dir])
+            if self._tampered:
+                self._end_warm()  # it may have imported what a program had changed
+            self.confinement.kill_strays([self.workspace.dir])  # the room's warm interpreter is not the episode's
             self.workspace.reset()
         self._start_warm()
         if self._ahead:
@@ -195,7 +198,12 @@ class DebugEnv:
             self._closed = True
             for tool in self.tools.values():
                 tool.close()
-            self._end_warm()
+            if self._room is not None:
+                room, self._room = self._room, None
+                if self._pool is not None and not self._tampered:
+                    self._pool.keep(room)  # for the next env of the same venv and settings
+                else:
+                    room.close()
             if self.confinement is not None:
                 if self.workspace is not None:
                     self.confinement.kill_strays([self.workspace.dir])
@@ -307,12 +315,14 @@ class DebugEnv:
             cache.repair_eval_base(self.task, self.workspace.prepared)
             notes.append("the task's pristine files had been changed by a program and were written again")
         counted = self._counted()
-        warm, self._warm = self._warm, None
+        room = self._room
+        warm = room.take_warm() if room is not None else None
         if warm is not None and (notes or tampered_before != self._tampered):
             warm.close()  # it may have imported what a program had changed
             warm = None
+        confinement, folder = (room.confinement, room.dir) if room is not None else (self.confinement, None)
         try:
-            result = evaluate(self.workspace, counted, self.limits.eval_timeout, self.confinement, notes, warm)
+            result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder)
         finally:
             if warm is not None:
                 warm.close()
@@ -374,18 +384,31 @@ class DebugEnv:
         self.workspace, self.confinement = workspace, confinement
 
     def _start_warm(self) -> None:
-        """Start the next eval's warm interpreter in the background (fork mode, once the counted tests are
-        known: the first eval of a task on a machine measures them fresh)."""
-        if self._fork and self._warm is None and self.counted is not None and self.workspace is not None:
-            try:
-                self._warm = start_warm_eval(self.workspace, self.confinement)
-            except (OSError, MinidebugError):  # the next eval runs fresh
-                self._warm = None
+        """Make sure the next eval has a warm interpreter, started in the background in the env's eval room
+        (fork mode, once the counted tests are known: the first eval of a task on a machine measures them
+        and runs fresh). The room comes from the warm pool where one of the same venv and settings waits there."""
+        if not (self._fork and self.workspace is not None):
+            return
+        prepared, limits = self.workspace.prepared, self.limits
+        if self.counted is None and not counted_known(self.task, prepared):
+            return
+        key = RoomKey(prepared.venv, prepared.drivers, self.confinement.sandbox,
+                      (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
+        if self._room is not None and self._room.key != key:  # the venv was rebuilt elsewhere
+            self._room.close()
+            self._room = None
+        try:
+            if self._room is None:
+                found = self._pool.take(key, learned_modules(prepared.entry)) if self._pool is not None else None
+                self._room = found or EvalRoom(key)
+            if self._room.warm is None:
+                self._room.warm = start_warm_eval(self.workspace, self._room.confinement, self._room.dir)
+        except (OSError, MinidebugError):  # the next eval runs fresh
+            pass
 
     def _end_warm(self) -> None:
-        if self._warm is not None:
-            self._warm.close()
-            self._warm = None
+        if self._room is not None:
+            self._room.end_warm()
 
     def _check_venv(self) -> bool:
         """Rebuild the venv if a program changed it; returns True (and flags info["tampered"]) if it did."""
@@ -397,6 +420,9 @@ class DebugEnv:
 
     def _repair_venv(self, prepared: PreparedTask) -> PreparedTask:
         self._tampered = True
+        self._end_warm()  # it imported from the venv as it was
+        if self._pool is not None:
+            self._pool.discard(prepared.venv)
         invalidate(prepared.venv)
         prepared = cache.prepare(self.task, self.config.cache_dir)
         if not treeguard.guard(prepared.venv).intact():

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from ..sandbox.choose import require
+from ..scoring.eval_room import WarmPool
 from ..tasks.task import Limits, Task, load_task
 from ..tools import DEFAULT_TOOLS
 from .config import EnvConfig
@@ -25,6 +26,10 @@ NOT_FIELDS = {
     "task": "Path of a task folder (task.toml and repo/, or a debug-gym folder), name of a bundled task, or a "
             "loaded `Task`.",
     "bash": "Also offer the `bash` tool (added to `tools`). Default False.",
+    "warm_pool": "A `minidebug.WarmPool`: at close() the env leaves its warm eval interpreter there (if it is "
+                 "ready), and at its first warm start takes one a closed env of the same venv and settings left, "
+                 "so its first eval skips the interpreter start and the imports (fork mode; see [How it "
+                 "works](#how-it-works)). Default None: the env's warm interpreter ends with it.",
     "requirements": "More pip requirements for the task's venv (e.g. a package a debug-gym folder needs); a "
                     "venv with them is built once and cached, and the task's content hash includes them. "
                     "Default: none.",
@@ -56,6 +61,7 @@ def make(
     requirements: list[str] | tuple[str, ...] = (),
     encoding: str | None = None,
     cache_dir: Any = None,
+    warm_pool: WarmPool | None = None,
 ) -> DebugEnv:
     """Make an env for a task folder, a bundled task name, or a loaded Task.
 
@@ -98,7 +104,7 @@ def make(
     except ValidationError as exc:
         raise ValueError(_bad_options(exc, {**overrides, **config})) from None
     require(env_config.sandbox)  # an explicit sandbox that cannot run fails at make(), not at the first reset()
-    return DebugEnv(loaded, limits, env_config)
+    return DebugEnv(loaded, limits, env_config, warm_pool)
 
 
 def _bad_options(exc: ValidationError, given: dict[str, Any]) -> str:

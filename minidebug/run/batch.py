@@ -77,17 +77,37 @@ def select(specs: list[EpisodeSpec], out_dir: Path | None, resume: bool, rerun_f
     return [s for s in specs if s.id not in done]
 
 
-def run_spec(spec: EpisodeSpec) -> tuple[dict[str, Any], str]:
-    """Run one episode (in a worker) and return its result and its trajectory's text."""
+def run_spec(spec: EpisodeSpec, warm_pool: Any = None) -> tuple[dict[str, Any], str]:
+    """Run one episode (in a worker) and return its result and its trajectory's text. Episodes run one after
+    another hand their warm eval interpreters on through `warm_pool` (default: the worker's, see
+    `_worker_pool`)."""
     from .episode import run_episode
     from ..tasks.task import load_task
 
     with tempfile.TemporaryDirectory(prefix="minidebug-trajectory-") as scratch:
         result = run_episode(load_task(spec.task_path), spec.agent, Path(scratch), spec.agent_options,
-                             spec.seed, **spec.make_options)
+                             spec.seed, warm_pool=warm_pool or _worker_pool(), **spec.make_options)
         trajectory = Path(scratch) / f"{spec.id}.jsonl"
         text = trajectory.read_text(encoding="utf-8") if trajectory.exists() else ""
     return asdict(result), text
+
+
+_WORKER_POOL: list[Any] = []
+
+
+def _worker_pool() -> Any:
+    """This worker process's WarmPool, made at its first episode and closed when the process exits."""
+    if not _WORKER_POOL:
+        import atexit
+        from multiprocessing import util
+
+        from ..scoring.eval_room import WarmPool
+
+        pool = WarmPool(max_idle=2)
+        util.Finalize(pool, pool.close, exitpriority=10)  # a pool worker's exit runs these, not atexit
+        atexit.register(pool.close)
+        _WORKER_POOL.append(pool)
+    return _WORKER_POOL[0]
 
 
 def _worker_init() -> None:
@@ -160,22 +180,25 @@ def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int |
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     if not specs:
         return []
-    if backend == "ray":
-        stream = _ray(specs, jobs, ray_address)
-    elif jobs == 1:
-        stream = map(run_spec, specs)
-    else:
-        stream = _process_pool(specs, min(jobs, len(specs)))
+    from ..scoring.eval_room import WarmPool
+
     results = []
-    for data, trajectory in stream:
-        result = EpisodeResult(**data)
-        results.append(result)
-        if out_dir is not None:
-            if trajectory:
-                (Path(out_dir) / f"{result.id}.jsonl").write_text(trajectory, encoding="utf-8")
-            write_results(Path(out_dir))
-        if on_result:
-            on_result(result)
+    with WarmPool(max_idle=2) as warm_pool:  # episodes run here, one after another, hand on their interpreters
+        if backend == "ray":
+            stream = _ray(specs, jobs, ray_address)
+        elif jobs == 1:
+            stream = (run_spec(spec, warm_pool) for spec in specs)
+        else:
+            stream = _process_pool(specs, min(jobs, len(specs)))
+        for data, trajectory in stream:
+            result = EpisodeResult(**data)
+            results.append(result)
+            if out_dir is not None:
+                if trajectory:
+                    (Path(out_dir) / f"{result.id}.jsonl").write_text(trajectory, encoding="utf-8")
+                write_results(Path(out_dir))
+            if on_result:
+                on_result(result)
     return results
 
 

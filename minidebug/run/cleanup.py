@@ -1,4 +1,5 @@
-"""`minidebug gc`: remove what a killed run left behind (episode temp dirs, their processes, worktree records)."""
+"""`minidebug gc`: remove what a killed run left behind (episode temp dirs and eval rooms, their processes,
+worktree records)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from ..sandbox import reaper
+from ..scoring.eval_room import ROOM_PREFIX
 from ..store.treeguard import remove_tree
 from ..workspace.worktree import EPISODE_PREFIX, OWNER_FILE
 
@@ -63,7 +65,7 @@ def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run
 
     temp_dir = Path(temp_dir or tempfile.gettempdir()).resolve()  # the caller's; what is below it is not
     done = []
-    for episode_dir in sorted(temp_dir.glob(f"{EPISODE_PREFIX}*")):
+    for episode_dir in sorted(path for prefix in (EPISODE_PREFIX, ROOM_PREFIX) for path in temp_dir.glob(f"{prefix}*")):
         if not episode_dir_made_here(episode_dir) or owner_alive(episode_dir):
             continue
         pids = processes_inside(episode_dir)

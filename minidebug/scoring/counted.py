@@ -47,6 +47,11 @@ def counted_tests(task: Task, prepared: PreparedTask, confinement: Confinement, 
     return tuple(stored["counted"])
 
 
+def counted_known(task: Task, prepared: PreparedTask) -> bool:
+    """Whether `counted_tests` has its answer without running anything (listed, or measured on this machine)."""
+    return bool(task.spec.fail_to_pass or task.spec.tests) or _stored(prepared) is not None
+
+
 def gold_failures(prepared: PreparedTask) -> list[str]:
     """Tests that failed or errored with the gold patch applied when the counted set was measured."""
     stored = _stored(prepared)

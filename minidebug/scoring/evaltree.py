@@ -94,16 +94,17 @@ def lay_changes(workspace: Workspace, tree: Path, harness: Harness, laid: list[s
 
 
 @contextmanager
-def eval_tree(workspace: Workspace, harness: Harness,
+def eval_tree(workspace: Workspace, harness: Harness, folder: Path,
               without: tuple[str, ...] = ()) -> Iterator[tuple[Path, list[str], list[str]]]:
-    """A fresh eval tree for one eval, with what `harness` owns from the task, less the files in `without`;
-    yields (its path, notes, the files laid from the agent's changes) and empties it afterwards. The folder
-    itself stays (see `EVAL_TREE`), so that a warm eval interpreter started in it sees each new tree.
+    """A fresh eval tree in `folder` for one eval, with what `harness` owns from the task, less the files in
+    `without`; yields (its path, notes, the files laid from the agent's changes) and empties it afterwards.
+    The tree's folder itself stays (see `EVAL_TREE`), so that a warm eval interpreter started in it sees each
+    new tree.
 
     Raises:
         WorkspaceError: the pristine tree could not be copied.
     """
-    tree = empty_folder(workspace.dir, EVAL_TREE)
+    tree = empty_folder(folder, EVAL_TREE)
     try:
         copy_pristine(workspace.prepared.eval_base, tree)
         for rel in without:
@@ -112,4 +113,4 @@ def eval_tree(workspace: Workspace, harness: Harness,
         notes = lay_changes(workspace, tree, harness, laid)
         yield tree, notes, laid
     finally:
-        empty_folder(workspace.dir, EVAL_TREE)
+        empty_folder(folder, EVAL_TREE)

@@ -90,9 +90,10 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
 
 
 def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
-             notes: list[str] = (), warm: WarmEval | None = None) -> EvalResult:
+             notes: list[str] = (), warm: WarmEval | None = None, eval_dir: Path | None = None) -> EvalResult:
     """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
-    own, against the task's counted tests; forked from `warm` (see `start_warm_eval`) where given.
+    own, against the task's counted tests; forked from `warm` (see `start_warm_eval`) where given. The tree
+    and the scratch folder go in `eval_dir` (an eval room's, see eval_room.py; default the episode's folder).
 
     A task with hidden files runs twice: the scored run in the full tree, whose output is never shown, and a
     run of the same command in a tree without the hidden files, whose output is the one the agent sees. So
@@ -106,20 +107,22 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
     folder = eval_command(task.eval_command).test_folder
     harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted, folder))
     hidden_files = workspace.prepared.hidden_files
-    run, tree_notes = _run(workspace, harness, timeout, confinement, warm)
+    eval_dir = workspace.dir if eval_dir is None else eval_dir
+    run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir)
     if not hidden_files:
         return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
-    shown, _ = _run(workspace, harness, timeout, confinement, None, without=hidden_files)  # a warm one serves one
+    shown, _ = _run(workspace, harness, timeout, confinement, None, eval_dir, without=hidden_files)  # one run each
     result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown, workspace)
 
 
-def start_warm_eval(workspace: Workspace, confinement: Confinement) -> WarmEval | None:
-    """A warm eval interpreter (see warm.py) for the workspace's next eval, started in the background; None
-    for pytest's own repository, whose evals import the project's pytest, fresh."""
+def start_warm_eval(workspace: Workspace, confinement: Confinement, folder: Path) -> WarmEval | None:
+    """A warm eval interpreter (see warm.py) for the workspace's next eval in `folder` (see `evaluate`),
+    started in the background; None for pytest's own repository, whose evals import the project's pytest,
+    fresh."""
     if is_pytest(workspace.prepared.eval_base):
         return None
-    tree, scratch = workspace.dir / EVAL_TREE, workspace.dir / EVAL_SCRATCH  # emptied before each run
+    tree, scratch = folder / EVAL_TREE, folder / EVAL_SCRATCH  # emptied before each run
     for folder in (tree, scratch):
         folder.mkdir(exist_ok=True)
     return start_warm(tree, scratch, venv=workspace.venv, drivers=workspace.drivers, confinement=confinement,
@@ -127,20 +130,20 @@ def start_warm_eval(workspace: Workspace, confinement: Confinement) -> WarmEval 
 
 
 def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement, warm: WarmEval | None,
-         without: tuple[str, ...] = ()) -> tuple[PytestRun, list[str]]:
-    """One confined pytest run of the task's eval command in a fresh eval tree; the tree's path is cut
-    from the output."""
+         folder: Path, without: tuple[str, ...] = ()) -> tuple[PytestRun, list[str]]:
+    """One confined pytest run of the task's eval command in a fresh eval tree in `folder`; the tree's path
+    is cut from the output."""
     task, learned = workspace.task, learned_modules(workspace.prepared.entry)
-    with eval_tree(workspace, harness, without) as (tree, tree_notes, laid):
+    with eval_tree(workspace, harness, folder, without) as (tree, tree_notes, laid):
         static = _static_findings(workspace, tree, laid)
-        scratch = empty_folder(workspace.dir, EVAL_SCRATCH)  # a name that the tree's path is not a prefix of
+        scratch = empty_folder(folder, EVAL_SCRATCH)  # a name that the tree's path is not a prefix of
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
                              agent_files=tuple(laid), warm=warm, learned=learned, learn=not learned,
                              project_pytest=is_pytest(workspace.prepared.eval_base))
         finally:
-            empty_folder(workspace.dir, EVAL_SCRATCH)
+            empty_folder(folder, EVAL_SCRATCH)
         if not learned:  # the task's first eval on the machine (or one whose tests load no venv module)
             learn_modules(workspace.prepared.entry, workspace.prepared.eval_base, workspace.venv, run.venv_modules)
     return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."),

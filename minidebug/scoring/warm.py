@@ -49,6 +49,7 @@ class WarmEval:
     def __init__(self, confinement: Confinement, argv: list[str], env: dict[str, str], tree: Path,
                  scratch: Path, settings: dict):
         self.tree, self.scratch = tree, scratch
+        self.learned = list(settings.get("learned", []))
         self._folders = _identity(tree, scratch)
         self._bwrap = confinement.sandbox == "bwrap"
         self._control, child = socket.socketpair()
@@ -125,6 +126,15 @@ class WarmEval:
             os.close(read_end)
         return Completed(returncode=None if timed_out or not exit_code else exit_code[0], output=reader.text(),
                          timed_out=timed_out, seconds=time.monotonic() - start, dropped_bytes=reader.dropped)
+
+    @property
+    def alive(self) -> bool:
+        """Whether it can still serve a run: started or starting, not used, not gone."""
+        if self._state not in ("starting", "ready"):
+            return False
+        if self._proc is None and not self._started.done():
+            return True
+        return self._started_process() and self._proc.poll() is None
 
     def close(self) -> None:
         """End the warm interpreter and what it started. Idempotent."""

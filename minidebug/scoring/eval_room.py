@@ -1,0 +1,140 @@
+"""Where an env's evals run in fork mode: a folder and a confinement of their own, and the next eval's warm
+interpreter (see warm.py).
+
+The room is apart from the episode's folder and pids cgroup, so reset(), which ends every process of the
+episode, leaves the warm interpreter alone: it ran no code of the project, nothing of a run reaches it (each
+serves one run, and the eval tree and the run's HOME and TMPDIR are emptied after each), so the first eval
+after a reset is as fast as any other. A `WarmPool` goes further: it keeps the room of an env that closed,
+with its warm interpreter ready, for the next env of the same venv and settings, whose first eval then skips
+the interpreter start and the imports too (a batch of episodes, an RL trainer's workers).
+
+A room's folder is a temp dir with an owner file, as an episode's (`ROOM_PREFIX` for `EPISODE_PREFIX`), so
+`minidebug gc` removes it and the processes working in it after a crash; its pids cgroup is named after the
+owning process too.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..sandbox.confinement import Confinement
+from ..sandbox.reaper import start_time
+from ..store.treeguard import remove_tree
+from ..workspace.worktree import OWNER_FILE
+from .warm import WarmEval
+
+ROOM_PREFIX = "minidebug-room-"
+
+
+@dataclass(frozen=True)
+class RoomKey:
+    """What a room's confinement and warm interpreter depend on: rooms with equal keys are interchangeable."""
+
+    venv: Path
+    drivers: Path
+    sandbox: str | None
+    limits: tuple[int, int, int, int]  # memory MB, CPU seconds, file size MB, processes
+
+
+class EvalRoom:
+    """A folder (see `dir`) and a confinement for an env's evals, with the warm interpreter of the next one."""
+
+    def __init__(self, key: RoomKey):
+        self.key = key
+        self.dir = Path(tempfile.mkdtemp(prefix=ROOM_PREFIX)).resolve()
+        memory, cpu, file_size, processes = key.limits
+        try:
+            (self.dir / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")
+            self.confinement = Confinement(memory, cpu, file_size, processes, key.sandbox, key.venv, (key.drivers,))
+        except BaseException:
+            remove_tree(self.dir)
+            raise
+        self.warm: WarmEval | None = None
+        self._closed = False
+
+    def take_warm(self) -> WarmEval | None:
+        """The warm interpreter, for one eval (the room starts none until `start_warm`)."""
+        warm, self.warm = self.warm, None
+        return warm
+
+    def end_warm(self) -> None:
+        """End the warm interpreter (the venv or the drivers changed under it), and anything of a run left in
+        the room's cgroup or folder."""
+        if self.warm is not None:
+            self.warm.close()
+            self.warm = None
+        self.confinement.kill_strays([self.dir])
+
+    @property
+    def ready(self) -> bool:
+        """Whether its warm interpreter is running (started, not used, not gone)."""
+        return self.warm is not None and self.warm.alive
+
+    def close(self) -> None:
+        """End the warm interpreter and remove the folder and the cgroup. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.end_warm()
+        self.confinement.close()
+        remove_tree(self.dir)
+
+
+class WarmPool:
+    """Rooms (with their warm interpreters) of envs that closed, handed to the next env of the same venv and
+    settings: pass it to `make(warm_pool=...)`. Holds at most `max_idle` rooms (the oldest go first); what it
+    holds lives until `close()` or the end of a `with` block, and dies with the process.
+    """
+
+    def __init__(self, max_idle: int = 4):
+        self.max_idle = max_idle
+        self._idle: list[EvalRoom] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take(self, key: RoomKey, learned: list[str]) -> EvalRoom | None:
+        """An idle room of `key` whose warm interpreter is ready and imported the modules `learned`, or None."""
+        with self._lock:
+            for room in self._idle:
+                if room.key == key and room.ready and room.warm.learned == list(learned):
+                    self._idle.remove(room)
+                    return room
+        return None
+
+    def keep(self, room: EvalRoom) -> None:
+        """Keep a closing env's room if its warm interpreter is ready (else close it)."""
+        dropped = [room]
+        if room.ready:
+            with self._lock:
+                if not self._closed:
+                    self._idle.append(room)
+                    dropped = self._idle[:-self.max_idle] if len(self._idle) > self.max_idle else []
+                    del self._idle[:len(dropped)]
+        for old in dropped:
+            old.close()
+
+    def discard(self, venv: Path) -> None:
+        """Close the idle rooms of a venv that was rebuilt: their warm interpreters imported the old one."""
+        with self._lock:
+            dropped = [room for room in self._idle if room.key.venv == venv]
+            self._idle = [room for room in self._idle if room.key.venv != venv]
+        for room in dropped:
+            room.close()
+
+    def close(self) -> None:
+        """Close every room held. Idempotent."""
+        with self._lock:
+            self._closed = True
+            dropped, self._idle = self._idle, []
+        for room in dropped:
+            room.close()
+
+    def __enter__(self) -> WarmPool:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
