@@ -179,6 +179,18 @@ def server():
         s.close()
 
 
+def cmdlines(pids) -> list[str]:
+    """The command lines of the processes `pids` that still run."""
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                found.append(handle.read().replace(b"\0", b" ").decode())
+        except OSError:
+            pass
+    return found
+
+
 def wait_reading_stdin(pid: int) -> None:
     """Wait until the python started ahead (`pid`, or a process under it in a sandbox) blocks reading its
     stdin: its imports are done."""

@@ -13,7 +13,7 @@ from minidebug.sandbox.choose import bwrap_works, landlock_works
 from minidebug.scoring.warm import learned_modules
 from minidebug.tasks.task import bundled_task_names
 
-from .conftest import descendants
+from .conftest import cmdlines, descendants
 
 SANDBOXES = [None, pytest.param("landlock", marks=pytest.mark.skipif(not landlock_works(), reason="no Landlock")),
              pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no usable bubblewrap"))]
@@ -38,17 +38,6 @@ WHO = {
             assert False
         """,
 }
-
-
-def cmdlines(pids) -> list[str]:
-    found = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                found.append(handle.read().replace(b"\0", b" ").decode())
-        except OSError:
-            pass
-    return found
 
 
 def settled(count, expected, seconds: float = 10.0):

@@ -9,21 +9,13 @@ import tempfile
 import minidebug
 from minidebug import WarmPool
 
-from .conftest import descendants
+from .conftest import cmdlines, descendants
 from .test_warm_eval import WHO, settled, warm_interpreters
 
 
 def warm_pids() -> set[int]:
     return {pid for pid in descendants() if any("minidebug_eval.py --warm" in line and not line.startswith(
-        ("bwrap", "/usr/bin/bwrap")) for line in _cmdline(pid))}
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return [handle.read().replace(b"\0", b" ").decode()]
-    except OSError:
-        return []
+        ("bwrap", "/usr/bin/bwrap")) for line in cmdlines([pid]))}
 
 
 def episode_dirs() -> list[str]:

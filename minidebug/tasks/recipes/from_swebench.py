@@ -58,7 +58,7 @@ TABLES = {  # repository -> (table file name, other names of the repository)
 ADJUSTMENTS = {  # repository -> (fields added to every version, why)
     "pylint-dev/astroid": ({"packages": ["pytest<8"], "install": ["python -m pip install --no-build-isolation -e ."]},
                            "pytest 8 rejects its old configuration; built with this venv's setuptools<70"),
-    "pydicom/pydicom": ({"packages": ["numpy<2", "pytest<8"],
+    "pydicom/pydicom": ({"packages": ["numpy<2", "pytest<8", "flit_core"],  # 3.0's build backend
                         "install": ["python -m pip install --no-deps --no-build-isolation -e ."]},
                         "numpy 2 and pytest 8 break its tests; built with this venv's setuptools<70"),
     "sqlfluff/sqlfluff": ({"packages": ["pytest<8"], "install": ["python -m pip install --no-build-isolation -e ."]},
