@@ -327,6 +327,8 @@ class DebugEnv:
             if warm is not None:
                 warm.close()
                 self._fork = self._fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
+            if room is not None:
+                room.confinement.kill_strays([room.dir])  # what left the run's group: before the next interpreter
         if not (result.success and self.config.terminate_on_success):  # else the episode ends here
             self._start_warm()
         if self.config.strict and result.suspicious and result.score:
