@@ -5,6 +5,7 @@ interpreter."""
 from __future__ import annotations
 
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -270,3 +271,58 @@ def test_a_module_the_agent_adds_shadows_one_imported_ahead(make_env, task_dir, 
     env.step({"name": "edit", "arguments": {"path": "pygments.py", "start": 1, "end": 0, "new_code": "SHADOW = True"}})
     shadowed = env.evaluate()
     assert shadowed.forked == (mode == "fork") and shadowed.tests == {"test_shadow.py::test_shadow": "passed"}
+
+
+@pytest.mark.parametrize("mode", ["fork", "fresh"])
+def test_what_the_agents_code_imports_is_never_learned(make_env, task_dir, mode):
+    # The modules imported ahead are learned from the task's own tree (its tests collected, no agent change,
+    # no hidden file), so an agent's code cannot choose them: not to shadow a module of the project, nor to
+    # carry what it read through their names.
+    files = {"calc.py": "def add(a, b):\n    return a - b\n",
+             "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
+    env = make_env(task_dir(files, name=f"learn-{mode}"), terminate_on_success=False, eval_mode=mode)
+    env.reset()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 1, "end": 0,
+                                            "new_code": "import pip._vendor.idna"}})
+    assert env.evaluate().tests == {"test_calc.py::test_add": "failed"}
+    assert not [name for name in learned_modules(env.workspace.prepared.entry) if name.startswith("pip")]
+
+
+@pytest.mark.parametrize("mode", ["fork", "fresh"])
+def test_a_standard_module_a_learned_one_imports_does_not_hide_the_projects(make_env, task_dir, mode):
+    # urllib3 (in the venv, under pip) imports the standard library's queue; imported ahead, it must not make
+    # the tests get that queue where a plain run gives them the project's (whose LIFO bug then shows).
+    files = {
+        "queue.py": "LifoQueue = Empty = Full = None  # what urllib3 reads at import\n\n\nclass Queue:\n    def __init__(self):\n        self.items = []\n\n"
+                    "    def put(self, item):\n        self.items.append(item)\n\n"
+                    "    def get(self):\n        return self.items.pop()\n",
+        "test_queue.py": "import pip._vendor.urllib3  # noqa: F401\nfrom queue import Queue\n\n\n"
+                         "def test_first_in_first_out():\n    q = Queue()\n    q.put(1)\n    q.put(2)\n"
+                         "    assert q.get() == 1\n",
+    }
+    env = make_env(task_dir(files, name=f"queue-{mode}"), terminate_on_success=False, eval_mode=mode)
+    env.reset()
+    env.evaluate()
+    assert "pip._vendor.urllib3" in learned_modules(env.workspace.prepared.entry)
+    result = env.evaluate()
+    assert result.forked == (mode == "fork")
+    assert result.tests == {"test_queue.py::test_first_in_first_out": "failed"}, result.output[-800:]
+
+
+def test_a_pytest_file_left_above_the_eval_tree_stops_the_score(make_env, calc_task, tmp_path, monkeypatch):
+    # Without a sandbox a program can write anywhere its user can: a pytest.ini or conftest.py above the eval
+    # tree would be pytest's. In the env's own folder they are removed; higher up, the eval is not scored.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where the env makes its folders
+    env = make_env(calc_task, sandbox=None, terminate_on_success=False)
+    env.reset()
+    env.evaluate()
+    room = env._room.dir
+    (room / "pytest.ini").write_text("[pytest]\n")
+    (room / "conftest.py").write_text("raise SystemExit('planted')\n")
+    result = env.evaluate()
+    assert result.tests["test_calc.py::test_add"] == "failed" and not (room / "conftest.py").exists()
+    (temp / "pytest.ini").write_text("[pytest]\n")
+    refused = env.evaluate()
+    assert refused.score == 0 and not refused.tests and "not scored: pytest would read" in refused.notes[-1]

@@ -104,16 +104,24 @@ def _receive(fd):
     return json.loads(data.decode("utf-8"))
 
 
-def _read_no_bytecode_from_now_on(pycache, preload):
+_LEARNED_LOADED = set()  # every module importing the learned ones loaded (see _read_no_bytecode_from_now_on)
+
+
+def _read_no_bytecode_from_now_on(pycache, preload, learned=()):
     """Point the bytecode cache at `pycache`, a path where no file can exist, so that no .pyc in the project
     or written during the run (nor pytest's assertion-rewrite cache, which follows sys.pycache_prefix) is ever
     read. pytest's own plugins, the modules it imports in every run and the venv's plugins are imported first,
-    from their bytecode as usual, so that eval does not compile them from source each time."""
+    from their bytecode as usual, so that eval does not compile them from source each time; then the venv's
+    modules the task's tests load (`learned`), noting all that importing them loaded (standard library
+    modules among them), which the run drops again where the project's folders would shadow it."""
     if not pycache:
         return
     from minidebug_preload import import_ahead
 
     import_ahead(preload)
+    before = set(sys.modules)
+    import_ahead(learned)
+    _LEARNED_LOADED.update(set(sys.modules) - before)
     sys.pycache_prefix = pycache
 
 
@@ -150,8 +158,8 @@ def run(fd, settings):
     import pytest  # before the project's folders are on sys.path (unless the project is pytest)
 
     if not settings.get("project_pytest"):
-        _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned
-                                      + (["runpy"] if script else []))
+        _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", [])
+                                      + (["runpy"] if script else []), learned)
     from minidebug_watch import Watch
 
     unittest_runner = None
@@ -162,7 +170,8 @@ def run(fd, settings):
                   unittest_runner.GUARDED if unittest_runner else ())
     checks = watch.plugin()
     tree = os.getcwd()
-    _drop_shadowed(learned, settings["sys_path"] + [tree, os.path.join(tree, "src")])
+    _drop_shadowed(sorted(_LEARNED_LOADED | set(learned)),
+                   settings["sys_path"] + [tree, os.path.join(tree, "src")])
     for folder in reversed(settings["sys_path"]):
         sys.path.insert(0, folder)
     inherited = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
@@ -226,8 +235,7 @@ def serve(control):
     settings = _receive(control)
     import pytest  # noqa: F401
 
-    learned = settings.get("learned", [])
-    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []) + learned)
+    _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []), settings.get("learned", []))
     import minidebug_watch  # noqa: F401 - compiled once, here, not in the child
     import inspect
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..store.cache import PreparedTask
 from ..errors import TaskError
-from .evaltree import copy_pristine
+from .evaltree import copy_pristine, pytest_files_above
 from .ids import file_of_test
 from .pytest_run import is_pytest, run_pytest
 from ..store.gitcmd import git
@@ -67,6 +67,10 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
     work = Path(tempfile.mkdtemp(prefix="minidebug-count-"))
     try:
         tree, scratch = work / "tree", work / "scratch"
+        above = pytest_files_above(tree)
+        if above:
+            raise TaskError(f"{task.root}: cannot measure which tests count: pytest would read {above[0]}, above "
+                            "the tree, for its configuration or a conftest.py; remove it")
         copy_pristine(prepared.eval_base, tree)
         scratch.mkdir()
         if task.solution is not None:

@@ -12,6 +12,7 @@ observation.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -24,6 +25,18 @@ from ..workspace.worktree import Workspace
 
 
 EVAL_TREE, EVAL_SCRATCH = "eval", "scratch"  # folders of the episode's: the tree, and HOME and TMPDIR of a run
+# What pytest reads above a tree with no configuration of its own: the first configuration file found walking
+# up from the tests, and conftest.py files below the root dir that file makes.
+PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml", "tox.ini",
+                "setup.cfg", "conftest.py")
+
+
+def pytest_files_above(tree: Path) -> list[str]:
+    """The files of `PYTEST_FILES` in the folders above `tree` (links included, never followed): any program
+    of the machine's users may leave one in a shared temp dir, and pytest would take its configuration and
+    conftest.py from there, so a run with one is not scored."""
+    return [str(folder / name) for folder in tree.parents for name in PYTEST_FILES
+            if os.path.lexists(folder / name)]
 
 
 def _link_stays_inside(rel: str, target: str) -> bool:

@@ -11,14 +11,14 @@ from pathlib import Path, PurePosixPath
 
 from ..sandbox.confinement import Confinement
 from ..tasks.command import eval_command
-from ..workspace.safefs import empty_folder, read_entry
+from ..workspace.safefs import empty_folder, read_entry, remove_entry
 from . import forgery
 from ..workspace.worktree import Workspace
 from .counted import test_files
-from .evaltree import EVAL_SCRATCH, EVAL_TREE, eval_tree
+from .evaltree import EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, copy_pristine, eval_tree, pytest_files_above
 from .ids import file_of_test, match_outcomes
 from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
-from .warm import WarmEval, learn_modules, learned_modules
+from .warm import WarmEval, learn_modules, learned_modules, learned_yet
 
 
 @dataclass(frozen=True)
@@ -108,12 +108,45 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
     harness = workspace.harness.with_test_files(workspace.harness.test_files | test_files(counted, folder))
     hidden_files = workspace.prepared.hidden_files
     eval_dir = workspace.dir if eval_dir is None else eval_dir
+    for name in PYTEST_FILES:  # the folder is the env's own: whatever a program left there goes
+        remove_entry(eval_dir, name)
+    above = pytest_files_above(eval_dir / EVAL_TREE)
+    if above:
+        return EvalResult(0, len(task.spec.fail_to_pass or counted), "", notes=tuple(notes) + (
+            f"not scored: pytest would read {above[0]}, above the eval tree, for its configuration or a "
+            "conftest.py (a file any program of the machine can leave there); remove it",))
+    if not learned_yet(workspace.prepared.entry):
+        learn_from_pristine(workspace, timeout, confinement, eval_dir)
     run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir)
     if not hidden_files:
         return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     shown, _ = _run(workspace, harness, timeout, confinement, None, eval_dir, without=hidden_files)  # one run each
     result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown, workspace)
+
+
+def learn_from_pristine(workspace: Workspace, timeout: float, confinement: Confinement, eval_dir: Path) -> None:
+    """Learn, once per task on a machine, the venv modules its tests load (what warm interpreters import ahead,
+    see warm.py) from a run that collects the tests of the task's own tree, without the agent's changes and
+    without the hidden files: no code of an agent's decides what later evals import, nor can carry anything
+    through those names."""
+    prepared = workspace.prepared
+    loaded: tuple[str, ...] = ()
+    if not is_pytest(prepared.eval_base):  # whose evals import nothing ahead
+        tree = empty_folder(eval_dir, EVAL_TREE)
+        try:
+            copy_pristine(prepared.eval_base, tree)
+            for rel in prepared.hidden_files:
+                remove_entry(tree, rel)
+            scratch = empty_folder(eval_dir, EVAL_SCRATCH)
+            task = workspace.task
+            loaded = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
+                                timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
+                                learn=True, collect_only=True).venv_modules
+        finally:
+            empty_folder(eval_dir, EVAL_TREE)
+            empty_folder(eval_dir, EVAL_SCRATCH)
+    learn_modules(prepared.entry, prepared.eval_base, prepared.venv, loaded)
 
 
 def start_warm_eval(workspace: Workspace, confinement: Confinement, folder: Path) -> WarmEval | None:
@@ -140,12 +173,10 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                             agent_files=tuple(laid), warm=warm, learned=learned, learn=not learned,
+                             agent_files=tuple(laid), warm=warm, learned=learned,
                              project_pytest=is_pytest(workspace.prepared.eval_base))
         finally:
             empty_folder(folder, EVAL_SCRATCH)
-        if not learned:  # the task's first eval on the machine (or one whose tests load no venv module)
-            learn_modules(workspace.prepared.entry, workspace.prepared.eval_base, workspace.venv, run.venv_modules)
     return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."),
                    suspicious=static + run.suspicious), tree_notes
 

@@ -33,6 +33,7 @@ from ..store.locks import file_lock
 
 THREAD_STARTED = "a module imported before the run started a thread"  # the driver's words: forking is unsafe
 READY_TIMEOUT = 60.0  # seconds an eval waits for the warm interpreter to finish importing
+FORK_TIMEOUT = 10.0  # seconds a ready interpreter may take to fork the run (milliseconds, unless it was stopped)
 MAX_LEARNED = 2000  # module names a warm interpreter imports ahead, at most
 
 
@@ -98,7 +99,7 @@ class WarmEval:
             finally:
                 os.close(write_end)
             self._state = "running"
-            pid = self._line(start + timeout, "pid")
+            pid = self._line(min(start + timeout, time.monotonic() + FORK_TIMEOUT), "pid")
             if pid is None:
                 self._give_up("the warm interpreter did not start the run")
                 return None
@@ -223,13 +224,17 @@ _MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _ALWAYS_IMPORTED = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"}
 
 
+def learned_yet(entry: Path) -> bool:
+    """Whether `learn_modules` recorded the task entry's modules (perhaps none)."""
+    return facts.read(entry, LEARNED_FILE) is not None
+
+
 def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ...]) -> None:
-    """Record, once per task entry, the venv's modules a run of the task's tests loaded (as the run reported
-    them): what its warm interpreters import ahead. Only names that are a file of the venv's site-packages
-    are kept (a run cannot make a warm interpreter import anything else), and none whose top-level package
-    the task's own tree has (at its root or in `src/`), so a project installed in its venv is always
-    imported from the tree."""
-    if not loaded or facts.read(entry, LEARNED_FILE) is not None:
+    """Record, once per task entry, the venv's modules a run of the task's own tests loaded (as the run
+    reported them; see evaluate.learn_from_pristine): what its warm interpreters import ahead. Only names that
+    are a file of the venv's site-packages are kept, and none whose top-level package the task's own tree has
+    (at its root or in `src/`), so a project installed in its venv is always imported from the tree."""
+    if learned_yet(entry):
         return
     left_out = _ALWAYS_IMPORTED | {child.name.removesuffix(".py") for folder in (pristine, pristine / "src")
                                    if folder.is_dir() for child in folder.iterdir()}
