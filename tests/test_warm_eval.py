@@ -58,13 +58,10 @@ def warm_interpreters() -> list[str]:
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_evals_after_the_first_fork_from_a_warm_interpreter_with_the_same_outcomes(make_env, task_dir, sandbox):
-    task = task_dir(WHO)
-    fresh = make_env(task, sandbox=sandbox, eval_mode="fresh")
-    fresh.reset()
-    first = fresh.evaluate()  # the task's first eval on the machine measures its counted tests, fresh
+    env = make_env(task_dir(WHO), sandbox=sandbox)
+    env.reset()
+    first = env.evaluate()  # the first eval of an env runs fresh
     assert not first.forked and "--warm" not in first.output
-    env = make_env(task, sandbox=sandbox)
-    env.reset()  # the counted tests are known: a warm interpreter starts now, for the env's first eval
     second = env.evaluate()
     assert second.forked and "minidebug_eval.py --warm" in second.output
     assert second.tests == first.tests == {"test_calc.py::test_add": "failed", "test_calc.py::test_parent": "failed"}
@@ -156,9 +153,11 @@ def test_a_run_that_kills_the_warm_interpreter_scores_nothing_and_the_next_eval_
     files = dict(WHO, **{"calc.py": """\
         import os
         import signal
+        import time
 
         if os.path.exists("kill-parent"):
             os.kill(os.getppid(), signal.SIGKILL)
+            time.sleep(10)  # the parent's death ends this run (else it might finish first, and count)
 
 
         def add(a, b):

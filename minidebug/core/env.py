@@ -387,22 +387,23 @@ class DebugEnv:
 
     def _start_warm(self) -> None:
         """Make sure the next eval has a warm interpreter, started in the background in the env's eval room
-        (fork mode, once the counted tests are known: the first eval of a task on a machine measures them
-        and runs fresh). The room comes from the warm pool where one of the same venv and settings waits there."""
+        (fork mode): from the warm pool, where a room of the same venv and settings waits there, else started
+        after the env's first eval (which measures what it needs, and runs fresh)."""
         if not (self._fork and self.workspace is not None):
             return
         prepared, limits = self.workspace.prepared, self.limits
-        if self.counted is None and not counted_known(self.task, prepared):
-            return
         key = RoomKey(prepared.venv, prepared.drivers, self.confinement.sandbox,
                       (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
         if self._room is not None and self._room.key != key:  # the venv was rebuilt elsewhere
             self._room.close()
             self._room = None
+        if self._room is None and self._pool is not None and counted_known(self.task, prepared):
+            self._room = self._pool.take(key, learned_modules(prepared.entry))
+        if self.counted is None and self._room is None:  # a new env starts its own after its first eval
+            return
         try:
             if self._room is None:
-                found = self._pool.take(key, learned_modules(prepared.entry)) if self._pool is not None else None
-                self._room = found or EvalRoom(key)
+                self._room = EvalRoom(key)
             if self._room.warm is None:
                 self._room.warm = start_warm_eval(self.workspace, self._room.confinement, self._room.dir)
         except (OSError, MinidebugError):  # the next eval runs fresh

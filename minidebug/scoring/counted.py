@@ -17,6 +17,7 @@ from ..errors import TaskError
 from .evaltree import copy_pristine, pytest_files_above
 from .ids import file_of_test
 from .pytest_run import is_pytest, run_pytest
+from .warm import learn_modules
 from ..store.gitcmd import git
 from ..sandbox.confinement import Confinement
 from ..store import facts
@@ -75,9 +76,13 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
         scratch.mkdir()
         if task.solution is not None:
             git(tree, "apply", str(task.solution), env={"GIT_DIR": str(prepared.bare_repo), "GIT_WORK_TREE": str(tree)})
+        learn = not prepared.hidden_files and not is_pytest(prepared.eval_base)  # the task's own code ran
         run = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
                          timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                         collect_only=task.solution is None, project_pytest=is_pytest(prepared.eval_base))
+                         collect_only=task.solution is None, project_pytest=is_pytest(prepared.eval_base),
+                         learn=learn)
+        if learn and run.outcomes is not None:  # what warm interpreters import ahead: no separate run for it
+            learn_modules(prepared.entry, prepared.eval_base, prepared.venv, run.venv_modules)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     output = "" if prepared.hidden_files else run.output[-2000:]  # an observation never shows hidden files
