@@ -62,11 +62,11 @@ class EnvConfig(BaseModel):
     eval_mode: Optional[Literal["fork", "fresh"]] = Field(
         None,
         description='How eval starts pytest: "fork" from a warm interpreter that imported pytest and its '
-                    'plugins ahead of the eval (started once the task\'s counted tests are known and after each '
-                    'eval, confined as eval is, kept across reset(); it turns itself off where forking is not '
-                    'safe), with the next pdb session (and trace/inspect run) started ahead once the tool was '
-                    'used (see [How it works](#how-it-works)); or "fresh", a new interpreter per eval and per '
-                    'pdb start. Default None: the task\'s `eval_mode`, else "fork".')
+                    'plugins ahead of the eval (started after each eval, confined as eval is, kept across '
+                    'reset(); it turns itself off where forking is not safe), with the next pdb session (and '
+                    'trace/inspect run) started ahead once the tool was used (see [How it works](#how-it-works)); '
+                    'or "fresh", a new interpreter per eval and per pdb start. Default None: the task\'s '
+                    '`eval_mode`, else "fork".')
     strategy: str = Field(
         "debug",
         description='Which debugging tools the agent starts with: "debug" (all of them), "rewrite" (no '
