@@ -57,7 +57,7 @@ class EvalRoom:
         self._closed = False
 
     def take_warm(self) -> WarmEval | None:
-        """The warm interpreter, for one eval (the room starts none until `start_warm`)."""
+        """The warm interpreter, for one eval: the room then has none until the env starts the next."""
         warm, self.warm = self.warm, None
         return warm
 
