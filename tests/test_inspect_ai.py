@@ -166,6 +166,7 @@ def test_files_stay_inside_the_project_and_the_harness_stays_the_tasks(cache_dir
     assert not episode.exists() and not descendants()
 
 
+@pytest.mark.slow  # 30 s and more: run with `pytest -m slow`
 def test_inspect_eval_from_the_command_line(tmp_path, cache_dir):
     # `plain` never uses minidebug's code: `sandbox="minidebug"` is found through the inspect_ai entry point.
     task_file = tmp_path / "tasks.py"

@@ -74,6 +74,7 @@ def finished(process, logs):
     return log
 
 
+@pytest.mark.slow  # 30 s and more: run with `pytest -m slow`
 def test_each_strategy_offers_its_tools_turn_by_turn_with_its_own_prompt(tmp_path, cache_dir):
     task_file = tmp_path / "scripted.py"
     task_file.write_text(TASK_FILE)

@@ -137,6 +137,7 @@ def test_a_scripted_rollout_fixes_the_bug_and_scores_one(monkeypatch, cache_dir)
     assert episode_dirs() == before and tool_servers() == []
 
 
+@pytest.mark.slow  # 30 s and more: run with `pytest -m slow`
 def test_concurrent_rollouts_share_nothing_and_only_a_real_fix_scores(monkeypatch, cache_dir):
     before = episode_dirs()
     traces = run([FIX, WRONG, FIX_THEN_STOP, FORGE], monkeypatch, cache_dir)
