@@ -325,10 +325,11 @@ class DebugEnv:
             result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder)
         finally:
             if warm is not None:
-                warm.close()
                 self._fork = self._fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
             if room is not None:
-                room.confinement.kill_strays([room.dir])  # what left the run's group: before the next interpreter
+                room.give_back(warm)  # what left the run's group ends; the interpreter serves the next run
+            elif warm is not None:
+                warm.close()
         if not (result.success and self.config.terminate_on_success):  # else the episode ends here
             self._start_warm()
         if self.config.strict and result.suspicious and result.score:

@@ -222,12 +222,13 @@ def _drop_shadowed(names, folders):
 
 def serve(control):
     """Warm mode: import what every run imports first (pytest, its plugins, the venv's, the watch), then
-    the venv's modules the host learned that the task's tests use (`learned`), then
-    wait on the `control` socket for one request (`run`, with the report socket and the output pipe
-    attached), fork a child for it (its own session, the pipe as stdout and stderr, the seccomp filter
-    installed, dumpable again), send `pid N`, wait for it, send `exit N CODE` and end. Returns the report
-    descriptor in the child only, which then runs as a fresh process would. The warm parent never runs code
-    of the project, is not dumpable, and serves one run, so nothing a run does reaches another."""
+    the venv's modules the host learned that the task's tests use (`learned`), then serve runs: for each
+    request on the `control` socket (`run`, with the report socket and the output pipe attached), fork a
+    child (its own session, the pipe as stdout and stderr, the seccomp filter installed, dumpable again),
+    send `pid N`, wait for it, end what else of the run is left in its own PID namespace (under bwrap), and
+    send `exit N CODE`. Returns the report descriptor in the child only, which then runs as a fresh process
+    would. The warm parent never runs code of the project, reads no file once ready and is not dumpable, so
+    a run cannot change what the next child starts from."""
     import ctypes
     import socket
     import threading
@@ -247,37 +248,151 @@ def serve(control):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     channel = socket.socket(fileno=control)
+    sandbox = _Sandbox() if _in_own_pid_namespace(settings.get("host_pid_namespace")) else None
     os.write(control, b"ready\n")
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(channel, 64, 2)
+        except OSError:
+            return None
+        if message != b"run\n" or len(fds) != 2:
+            return None
+        report, output = fds
+        in_session, session_made = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            channel.close()
+            os.close(in_session)
+            _become_child(libc, output, settings.get("filter"), session_made)
+            return report
+        for fd in (report, output, session_made):
+            os.close(fd)
+        os.read(in_session, 1)  # the child leads its own session (or is gone) before the host is told its pid
+        os.close(in_session)
+        os.write(control, f"pid {pid}\n".encode())
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if sandbox is not None and not sandbox.restore():
+            os.write(control, f"exit {pid} {code} unclean\n".encode())
+            return None
+        os.write(control, f"exit {pid} {code}\n".encode())
+
+
+def _in_own_pid_namespace(host_namespace):
+    """Whether this process runs in a PID namespace other than the host's (`host_namespace`, the host's
+    /proc/self/ns/pid link, sent only under bwrap)."""
     try:
-        message, fds, _, _ = socket.recv_fds(channel, 64, 2)
+        return bool(host_namespace) and os.readlink("/proc/self/ns/pid") != host_namespace
     except OSError:
-        return None
-    if message != b"run\n" or len(fds) != 2:
-        return None
-    report, output = fds
-    pid = os.fork()
-    if pid == 0:
-        channel.close()
-        _become_child(libc, output, settings.get("filter"))
-        return report
-    os.close(report)
-    os.close(output)
-    os.write(control, f"pid {pid}\n".encode())
-    _, status = os.waitpid(pid, 0)
-    os.write(control, f"exit {pid} {os.waitstatus_to_exitcode(status)}\n".encode())
-    return None
+        return False
+
+
+class _Sandbox:
+    """What a run could leave in the bwrap sandbox the warm interpreter serves from, which outlives each run:
+    processes (its PID namespace) and files on the sandbox's own file systems (the tmpfs of its root, /dev,
+    /tmp, /dev/shm, the hidden folders). `restore()` after each run kills every other process of the
+    namespace, removes what the run added under /tmp and /dev/shm, and checks that those file systems hold
+    exactly what they held when the interpreter became ready. (System V IPC, message queues and keys are
+    refused to every program by the seccomp filter, so the namespaces hold nothing else a run could leave.)"""
+
+    EMPTIED = ("/tmp/", "/dev/shm/")
+    MAX_ENTRIES = 10000
+
+    def __init__(self):
+        with open("/proc/self/mounts") as mounts:
+            self.mounts = sorted({fields[1] for fields in (line.split() for line in mounts) if fields[2] == "tmpfs"})
+        self.baseline = self._entries()
+
+    def restore(self):
+        """Whether the sandbox is as it was (else the interpreter must not serve another run)."""
+        import stat
+
+        if self.baseline is None or not self._end_other_processes():
+            return False
+        entries = self._entries()
+        if entries is None:
+            return False
+        added = sorted(set(entries) - set(self.baseline), key=lambda path: path.count("/"), reverse=True)
+        for path in added:
+            if not path.startswith(self.EMPTIED):
+                return False
+            try:
+                os.rmdir(path) if entries[path][0] == stat.S_IFDIR else os.unlink(path)
+            except OSError:
+                return False
+        return self._entries() == self.baseline
+
+    def _end_other_processes(self):
+        """SIGKILL every process of the namespace but this one and its init (pid 1, which the kernel spares),
+        reap ours, and wait (up to a second) until the others are gone."""
+        import signal
+        import time
+
+        deadline = time.monotonic() + 1.0
+        me = os.getpid()
+        while True:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass
+            except ChildProcessError:
+                pass
+            if not [name for name in os.listdir("/proc") if name.isdigit() and int(name) not in (1, me)]:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+
+    def _entries(self):
+        """Every entry on the sandbox's tmpfs mounts: its kind and mode, and for all but folders its change
+        time (which no program can set back) or link target; None if more than MAX_ENTRIES or one cannot be
+        read."""
+        import stat
+
+        found = {}
+        for mount in self.mounts:
+            try:
+                device = os.lstat(mount).st_dev
+            except OSError:
+                continue
+            stack = [mount]
+            while stack:
+                folder = stack.pop()
+                try:
+                    entries = list(os.scandir(folder))
+                    for entry in entries:
+                        info = entry.stat(follow_symlinks=False)
+                        if info.st_dev != device:
+                            continue  # another mount: a tmpfs is walked on its own, the others are read-only
+                        kind = stat.S_IFMT(info.st_mode)
+                        if kind == stat.S_IFDIR:
+                            found[entry.path] = (kind, info.st_mode)
+                            stack.append(entry.path)
+                        else:
+                            found[entry.path] = (kind, info.st_mode, info.st_ctime_ns,
+                                                 os.readlink(entry.path) if kind == stat.S_IFLNK else "")
+                        if len(found) > self.MAX_ENTRIES:
+                            return None
+                except OSError:
+                    return None
+        return found
 
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22
 
 
-def _become_child(libc, output, instructions):
-    """In a forked child: a session of its own, `output` as stdout and stderr, SIGKILL when the warm
-    parent dies, dumpable as any fresh process, then the seccomp filter the host built (see seccomp.py)."""
+def _become_child(libc, output, instructions, session_made):
+    """In a forked child: a session of its own (then `session_made` is closed, which the parent waits for),
+    `output` as stdout and stderr, SIGKILL when the warm parent dies, dumpable as any fresh process, then
+    the seccomp filter the host built (see seccomp.py)."""
     import ctypes
     import signal
 
     os.setsid()
+    os.close(session_made)
     for target in (1, 2):
         os.dup2(output, target)
     os.close(output)

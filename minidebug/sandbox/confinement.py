@@ -67,9 +67,9 @@ class Confinement:
         self.cgroup = PidsCgroup(processes)
         self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], object]] = {}
         self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
-        self._stay_in_group = None
-        if sandbox != "bwrap" and seccomp.available():  # without a PID namespace the group must hold
-            self._stay_in_group = seccomp.StayInGroup(no_sockets=sandbox == "landlock")
+        self._filter = None
+        if seccomp.available():  # without a PID namespace (bwrap's) the group must hold
+            self._filter = seccomp.ProgramFilter(keep_group=sandbox != "bwrap", no_sockets=sandbox == "landlock")
 
     def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
         """argv, inside bwrap when that is the sandbox, with only `writable` writable."""
@@ -79,16 +79,16 @@ class Confinement:
 
         return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv)
 
-    def preexec(self, writable: list[Path], group_filter: bool = True):
+    def preexec(self, writable: list[Path], seccomp_filter: bool = True):
         """A function to run in the child before exec: limits, cgroup, SIGKILL when the parent dies, the
         Landlock ruleset when that is the sandbox (a child that cannot apply it never runs; run by root, every
         capability dropped from its bounding set, so the program has none), and the seccomp filter unless
-        `group_filter` is False (a program that installs `group_filter_program()` itself in each process it
+        `seccomp_filter` is False (a program that installs `filter_program()` itself in each process it
         starts, after giving it a process group of its own)."""
         cgroup = self.cgroup.path
         memory, cpu, fsize, nproc = self.memory_mb * MB, self.cpu_seconds, self.file_size_mb * MB, self.processes
         ruleset = self._ruleset(writable) if self.sandbox == "landlock" else None
-        stay_in_group = self._stay_in_group if group_filter else None
+        program_filter = self._filter if seccomp_filter else None
         capabilities = _capability_count() if ruleset is not None and os.geteuid() == 0 else 0
         try:
             libc = ctypes.CDLL(None, use_errno=True)  # loaded here: the child of a threaded host loads nothing
@@ -110,8 +110,8 @@ class Confinement:
             if ruleset is not None:
                 ruleset.restrict()
                 os.close(ruleset.fd)  # the program gets no handle on the ruleset the next program is given
-            if stay_in_group is not None:
-                stay_in_group.apply()
+            if program_filter is not None:
+                program_filter.apply()
             if capabilities:  # root under Landlock: no capability survives exec, as in bwrap
                 if libc is None:
                     raise OSError("cannot drop capabilities without the C library")
@@ -141,16 +141,16 @@ class Confinement:
                                                                      venv=self.venv))
         return found[1]
 
-    def group_filter_program(self) -> list[tuple[int, int, int, int]] | None:
-        """The seccomp filter's instructions (see seccomp.StayInGroup), or None where none applies."""
-        return list(self._stay_in_group.instructions) if self._stay_in_group is not None else None
+    def filter_program(self) -> list[tuple[int, int, int, int]] | None:
+        """The seccomp filter's instructions (see seccomp.ProgramFilter), or None where none applies."""
+        return list(self._filter.instructions) if self._filter is not None else None
 
     def prepare(self, argv: list[str], env: dict[str, str], writable: list[Path], cwd: Path,
-                group_filter: bool = True) -> Launch:
+                seccomp_filter: bool = True) -> Launch:
         """What it takes to start argv confined: the command line, the environment (with the episode's
         token), the function to run before exec and the descriptors it needs."""
         return Launch(self.command(argv, writable, cwd), {**env, STRAY_VARIABLE: self.token},
-                      self.preexec(writable, group_filter), self.inherited_fds(writable))
+                      self.preexec(writable, seccomp_filter), self.inherited_fds(writable))
 
     def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, writable: list[Path],
             pass_fds: tuple[int, ...] = ()) -> tuple[Completed, str]:
@@ -173,20 +173,20 @@ class Confinement:
             return f"[process limit of {self.processes} reached]"
         return ""
 
-    def kill_strays(self, folders: list[Path]) -> None:
+    def kill_strays(self, folders: list[Path], spare: int | None = None) -> None:
         """SIGKILL the episode's processes that left their process group where neither bwrap's PID namespace
         nor a pids cgroup ends them (the seccomp filter keeps programs in their group; this is the net
         behind it, and the only one where seccomp is not available): those whose environment carries this
         confinement's token or whose working directory lies in one of `folders`. With a pids cgroup, every
-        process in it."""
+        process in it. The process `spare` (a warm eval interpreter between runs) is left alone."""
         if self.sandbox == "bwrap":
             return  # killing a program's bwrap ends its whole PID namespace
         if self.cgroup.path is not None:
-            self.cgroup.kill_all()
+            self.cgroup.kill_all(spare)
             return
         marker = f"{STRAY_VARIABLE}={self.token}".encode()
-        reaper.send(stat.pid for stat in reaper.processes()
-                    if reaper.carries(stat.pid, marker) or reaper.working_in(stat.pid, folders))
+        reaper.send(stat.pid for stat in reaper.processes() if stat.pid != spare
+                    and (reaper.carries(stat.pid, marker) or reaper.working_in(stat.pid, folders)))
 
     def close(self) -> None:
         self.cgroup.close()
@@ -222,12 +222,12 @@ class PidsCgroup:
         group.path = path
         return group
 
-    def kill_all(self) -> None:
-        """SIGKILL every process still in the cgroup (they may have left their process group)."""
+    def kill_all(self, spare: int | None = None) -> None:
+        """SIGKILL every process still in the cgroup (they may have left their process group), but `spare`."""
         if self.path is None:
             return
         for _ in range(50):
-            if not reaper.send(int(pid) for pid in _read(self.path / "cgroup.procs").split()):
+            if not reaper.send(pid for pid in map(int, _read(self.path / "cgroup.procs").split()) if pid != spare):
                 return
 
     def close(self) -> None:

@@ -1,5 +1,6 @@
 """A seccomp filter that keeps a program in the process group it was started in (and, under Landlock, off
-the network).
+the network), and lets it leave nothing in the kernel for a later program: no System V IPC object, POSIX
+message queue or key.
 
 Where no PID namespace (bwrap) or pids cgroup holds an episode's processes together, killing the process
 group is what ends them, so a program must not leave it: `setsid` and `setpgid` fail with EPERM for it and
@@ -9,6 +10,12 @@ everything it starts. (A program that needs a session of its own, say a test tha
 Only the native system call ABI gets through: a call made through another one (on x86-64 the 32-bit
 `int 0x80` entry) kills the process, and an x32 call (its number has bit 30 set) fails with EPERM, so no
 second set of numbers for `setsid` slips past.
+
+The kernel keeps System V shared memory, semaphores and message queues, POSIX message queues and keys
+(keyrings) after the program that made them has ended, outside any folder minidebug empties; so `shmget`,
+`semget`, `msgget`, `mq_open`, `add_key`, `request_key` and `keyctl` fail with EPERM for every program.
+(Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which stay allowed.)
+Under bwrap, whose PID namespace holds a program's processes together, the filter refuses only those.
 
 Under Landlock, which refuses TCP but not UDP or unix sockets named by a path, the filter also refuses
 `socket()` (EACCES) for every address family, so no program reaches anything outside by a socket it makes,
@@ -24,6 +31,8 @@ import platform
 
 # audit arch, setsid, setpgid, socket
 _ARCHES = {"x86_64": (0xC000003E, 112, 109, 41), "aarch64": (0xC00000B7, 157, 154, 198)}
+# shmget, semget, msgget, mq_open, add_key, request_key, keyctl
+_LEFT_IN_KERNEL = {"x86_64": (29, 64, 68, 240, 248, 249, 250), "aarch64": (194, 190, 186, 180, 217, 218, 219)}
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: same audit arch, numbers from here up
 _LOAD_WORD, _JUMP_IF_EQUAL, _JUMP_IF_AT_LEAST, _RETURN = 0x20, 0x15, 0x35, 0x06
 _ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
@@ -42,14 +51,16 @@ def available() -> bool:
     return platform.machine() in _ARCHES
 
 
-class StayInGroup:
-    """The filter, built in the host; `apply()` runs in a child between fork and exec. With `no_sockets`, it
-    also refuses `socket()`."""
+class ProgramFilter:
+    """The filter, built in the host; `apply()` runs in a child between fork and exec. With `keep_group`, it
+    refuses `setsid` and `setpgid`; with `no_sockets`, `socket()`."""
 
-    def __init__(self, no_sockets: bool = False):
+    def __init__(self, keep_group: bool = True, no_sockets: bool = False):
         machine = platform.machine()
         arch, setsid, setpgid, socket = _ARCHES[machine]
-        refused = [(setsid, errno.EPERM), (setpgid, errno.EPERM)] + ([(socket, errno.EACCES)] if no_sockets else [])
+        refused = [(number, errno.EPERM) for number in _LEFT_IN_KERNEL[machine]]
+        refused += [(setsid, errno.EPERM), (setpgid, errno.EPERM)] if keep_group else []
+        refused += [(socket, errno.EACCES)] if no_sockets else []
         # A jump's offsets count the instructions it skips.
         code = [
             (_LOAD_WORD, 0, 0, 4),                    # the syscall's architecture

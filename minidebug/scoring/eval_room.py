@@ -2,9 +2,9 @@
 interpreter (see warm.py).
 
 The room is apart from the episode's folder and pids cgroup, so reset(), which ends every process of the
-episode, leaves the warm interpreter alone: it ran no code of the project, nothing of a run reaches it (each
-serves one run, and the eval tree and the run's HOME and TMPDIR are emptied after each), so the first eval
-after a reset is as fast as any other. A `WarmPool` goes further: it keeps the room of an env that closed,
+episode, leaves the warm interpreter alone: it ran no code of the project and nothing of a run reaches it
+(see warm.py; the eval tree and the run's HOME and TMPDIR are emptied after each), so the first eval after
+a reset is as fast as any other. A `WarmPool` goes further: it keeps the room of an env that closed,
 with its warm interpreter ready, for the next env of the same venv and settings, whose first eval then skips
 the interpreter start and the imports too (a batch of episodes, an RL trainer's workers).
 
@@ -57,9 +57,19 @@ class EvalRoom:
         self._closed = False
 
     def take_warm(self) -> WarmEval | None:
-        """The warm interpreter, for one eval: the room then has none until the env starts the next."""
+        """The warm interpreter, for one eval: the room has none until `give_back` (or the env starts one)."""
         warm, self.warm = self.warm, None
         return warm
+
+    def give_back(self, warm: WarmEval | None) -> None:
+        """After an eval (forked from `warm`, or fresh where None): end what the run left in the room's
+        cgroup or folder, sparing `warm` if it can serve the next run; then it is the room's again."""
+        keep = warm is not None and warm.alive and self.warm is None
+        self.confinement.kill_strays([self.dir], spare=warm.pid if keep else None)
+        if keep:
+            self.warm = warm
+        elif warm is not None:
+            warm.close()
 
     def end_warm(self) -> None:
         """End the warm interpreter (the venv or the drivers changed under it), and anything of a run left in

@@ -2,13 +2,20 @@
 
 An eval's cost is mostly a new interpreter importing pytest, its plugins and the venv's; and where a pids
 cgroup holds the episode, moving each new process into it costs a kernel grace period (tens of ms). So
-after reset and after each eval, the episode starts the eval driver in warm mode (`minidebug_eval.py
---warm`), confined exactly as an eval (same sandbox, limits, cgroup, writable folders), which imports
-all that and waits. The next eval sends it the report socket and an output pipe; it forks a child that
-takes a session of its own, installs the seccomp filter and runs the tests exactly as a fresh driver
-would. The warm interpreter never runs code of the project, is not dumpable, and serves one run only:
-after it, it ends and the host starts the next, so nothing a run does reaches a later one. (A task with
-hidden files runs its second, output-only run fresh.)
+the episode starts the eval driver in warm mode (`minidebug_eval.py --warm`), confined exactly as an eval
+(same sandbox, limits, cgroup, writable folders), which imports all that and waits. Each eval sends it the
+report socket and an output pipe; it forks a child that takes a session of its own, installs the seccomp
+filter and runs the tests exactly as a fresh driver would.
+
+The warm interpreter never runs code of the project, reads no file once ready and is not dumpable, so no run
+changes what the next child starts from, and it serves run after run. What a run could leave around it is
+ended after each: the run's process group and whatever else is in the room's cgroup or carries its token
+(by the host, sparing the interpreter), or under bwrap every other process of the sandbox's PID namespace
+and what the run added to the sandbox's /tmp and /dev/shm (by the interpreter itself, which then checks
+that the sandbox's own file systems hold what they held when it became ready, and ends if not). A run that
+timed out, or that the interpreter could not account for, ends it, and the episode starts another. Run by
+root without a sandbox, a program could reach the interpreter's memory, so there it serves one run only.
+(A task with hidden files runs its second, output-only run fresh.)
 
 Results are the same as a fresh process's; where forking is not safe (a pre-imported module started a
 thread) the interpreter says so and the episode runs each eval fresh, as with `eval_mode="fresh"`.
@@ -38,7 +45,7 @@ MAX_LEARNED = 2000  # module names a warm interpreter imports ahead, at most
 
 
 class WarmEval:
-    """One warm eval interpreter, for one run in `tree` (the eval tree's folder, kept across evals) with
+    """One warm eval interpreter, for the runs in `tree` (the eval tree's folder, kept across evals) with
     `scratch`.
 
     Args:
@@ -53,14 +60,18 @@ class WarmEval:
         self.learned = list(settings.get("learned", []))
         self._folders = _identity(tree, scratch)
         self._bwrap = confinement.sandbox == "bwrap"
+        self._serves_many = (confinement.sandbox is not None or os.geteuid() != 0) \
+            and confinement.filter_program() is not None  # without the filter a run could leave IPC objects
         self._control, child = socket.socketpair()
         self._buffer = b""
         self._state = "starting"
         self.reason = ""
         try:
             launch = confinement.prepare(argv, {**env, "MINIDEBUG_EVAL_FD": str(child.fileno())},
-                                         [tree, scratch], tree, group_filter=False)
-            settings = {**settings, "filter": confinement.group_filter_program()}
+                                         [tree, scratch], tree, seccomp_filter=False)
+            settings = {**settings, "filter": confinement.filter_program()}
+            if self._bwrap:  # the interpreter ends what a run leaves in its sandbox (see minidebug_eval.py)
+                settings["host_pid_namespace"] = os.readlink("/proc/self/ns/pid")
             self._control.sendall(json.dumps(settings).encode() + b"\n")
         except BaseException:
             child.close()
@@ -106,11 +117,14 @@ class WarmEval:
             child = self._own_child(pid)
             exit_code: list[int] = []
 
+            accounted: list[bool] = []  # whether the interpreter said the run left nothing (see minidebug_eval)
+
             def exited() -> bool:
                 if not exit_code:
                     line = self._line(0.0, "exit")
                     if line is not None:
-                        exit_code.append(int(line.split()[-1]))
+                        exit_code.append(int(line.split()[2]))
+                        accounted.append(line.split()[3:] == [])
                     elif self._state == "gone":
                         exit_code.append(-9)
                 return bool(exit_code)
@@ -119,8 +133,13 @@ class WarmEval:
             if not timed_out and not exit_code:  # output ended: the run's own exit follows
                 line = self._line(min(start + timeout, time.monotonic() + 1.0), "exit")
                 if line is not None:
-                    exit_code.append(int(line.split()[-1]))
+                    exit_code.append(int(line.split()[2]))
+                    accounted.append(line.split()[3:] == [])
             self._end_run(child, timed_out)
+            if self._serves_many and accounted == [True] and (child is not None or self._bwrap) and not timed_out:
+                self._state = "ready"  # the next run forks from it too
+            else:
+                self.close()
             if timed_out:
                 reader.drain(read_end)
         finally:
@@ -129,8 +148,14 @@ class WarmEval:
                          timed_out=timed_out, seconds=time.monotonic() - start, dropped_bytes=reader.dropped)
 
     @property
+    def pid(self) -> int | None:
+        """The interpreter's pid on the host (None under bwrap, whose process is bwrap's, or before it started),
+        for `Confinement.kill_strays` to spare."""
+        return None if self._bwrap or self._proc is None or not self._started.done() else self._proc.pid
+
+    @property
     def alive(self) -> bool:
-        """Whether it can still serve a run: started or starting, not used, not gone."""
+        """Whether it can serve a run: started or starting, between runs, not gone."""
         if self._state not in ("starting", "ready"):
             return False
         if self._proc is None and not self._started.done():
