@@ -387,9 +387,10 @@ class DebugEnv:
         self.workspace, self.confinement = workspace, confinement
 
     def _start_warm(self) -> None:
-        """Make sure the next eval has a warm interpreter, started in the background in the env's eval room
-        (fork mode): from the warm pool, where a room of the same venv and settings waits there, else started
-        after the env's first eval (which measures what it needs, and runs fresh)."""
+        """Make sure the next eval has a warm interpreter, in the env's eval room (fork mode): from the warm
+        pool, where a room of the same venv and settings waits there, else started in the background; a new
+        env without a pool starts one only after its first eval (which measures what it needs, and runs
+        fresh), with a pool at once (its room goes to the pool at close, for the next env)."""
         if not (self._fork and self.workspace is not None):
             return
         prepared, limits = self.workspace.prepared, self.limits
@@ -398,9 +399,10 @@ class DebugEnv:
         if self._room is not None and self._room.key != key:  # the venv was rebuilt elsewhere
             self._room.close()
             self._room = None
-        if self._room is None and self._pool is not None and counted_known(self.task, prepared):
+        pooled = self._pool is not None and counted_known(self.task, prepared)
+        if self._room is None and pooled:
             self._room = self._pool.take(key, learned_modules(prepared.entry))
-        if self.counted is None and self._room is None:  # a new env starts its own after its first eval
+        if self.counted is None and self._room is None and not pooled:  # it starts one after its first eval
             return
         try:
             if self._room is None:
