@@ -267,6 +267,46 @@ def test_code_under_eval_that_prints_or_raises_a_hidden_test_shows_nothing_of_it
     assert "FAILED test_calc.py::test_add" in observation  # the visible tests' failures are shown as usual
 
 
+# The scored run (hidden files present) writes the hidden test into what outlives a run of its folder (an
+# extended attribute, the mode, the times); the shown run, in the same folder without it, raises with it.
+THROUGH_THE_FOLDER = """\
+    import glob, os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = glob.glob(os.path.join(here, "test_hidden.py"))
+    if found:
+        secret = open(found[0], "rb").read()
+        for change in (lambda: os.setxattr(here, "user.leak", secret), lambda: os.chmod(here, 0o701),
+                       lambda: os.utime(here, (len(secret), len(secret)))):
+            try:
+                change()
+            except OSError:
+                pass
+    else:
+        seen = {"xattr": os.listxattr(here), "mode": oct(os.stat(here).st_mode), "mtime": os.stat(here).st_mtime}
+        if seen["xattr"]:
+            raise ImportError(os.getxattr(here, "user.leak").decode())
+        if seen["mode"].endswith("701") or seen["mtime"] < 1e6:
+            raise ImportError(f"the scored run passed something on: {seen}")
+
+    def add(a, b):
+        return a - b
+
+    def mul(a, b):
+        return a * b
+    """
+
+
+@pytest.mark.parametrize("sandbox", [None] + SANDBOXES)
+def test_the_scored_run_passes_nothing_of_a_hidden_test_on_through_the_eval_folder(make_env, task_dir, sandbox):
+    env, reward, observation, info = eval_with_a_hidden_test(make_env, task_dir, THROUGH_THE_FOLDER, sandbox=sandbox,
+                                                             terminate_on_success=False)
+    for _ in range(2):  # the first eval of an env runs fresh, the next forked
+        assert "10, 5" not in observation and "passed something on" not in observation, observation
+        assert info["max_score"] == 3 and info["score"] == 1, observation
+        reward, observation, info = evaluate(env)
+
+
 # Smuggles each test file out through the text of a forgery finding: a code object's file name (hex of the file).
 FINDING_CHANNEL = """\
     import glob, os

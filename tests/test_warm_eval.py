@@ -193,11 +193,91 @@ def test_nothing_a_forked_run_leaves_reaches_the_next_run(make_env, task_dir, sa
     assert not any(os.path.exists(path) for path in places)  # never the host's own
 
 
+METADATA = """\
+    import os
+
+
+    def test_metadata():
+        folders = [".", os.path.dirname(os.environ["HOME"])]  # the eval tree's folder, the run's scratch folder
+        seen = [(os.listxattr(folder), oct(os.stat(folder).st_mode & 0o7777), os.stat(folder).st_mtime)
+                for folder in folders]
+        for folder in folders:
+            for change in (lambda: os.setxattr(folder, "user.note", b"for the next run"),
+                           lambda: os.chmod(folder, 0o751), lambda: os.utime(folder, (12345, 12345))):
+                try:
+                    change()
+                except OSError:
+                    pass
+        assert all(note == [] and mode != "0o751" and mtime != 12345 for note, mode, mtime in seen), seen
+"""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_run_passes_nothing_on_through_its_folders_attributes_mode_or_times(make_env, task_dir, sandbox):
+    env = make_env(task_dir(dict(WHO, **{"test_calc.py": METADATA})), sandbox=sandbox, terminate_on_success=False)
+    env.reset()
+    results = [env.evaluate(), *forked_evals(env, 2)[0]]
+    assert [run.tests for run in results] == [{"test_calc.py::test_metadata": "passed"}] * 3, results[-1].output
+
+
+ORPHANS = """\
+    import os
+
+
+    def test_orphans():
+        for _ in range(30):  # each leaves a child that ends after its parent: an orphan, a zombie until reaped
+            pid = os.fork()
+            if pid == 0:
+                if os.fork() == 0:
+                    os._exit(0)
+                os._exit(0)
+            os.waitpid(pid, 0)
+"""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_runs_orphans_do_not_use_up_the_next_runs_process_limit(make_env, task_dir, sandbox):
+    env = make_env(task_dir(dict(WHO, **{"test_calc.py": ORPHANS})), sandbox=sandbox, processes=48,
+                   terminate_on_success=False)
+    env.reset()
+    env.evaluate()
+    results, _ = forked_evals(env, 3)
+    assert [run.tests for run in results] == [{"test_calc.py::test_orphans": "passed"}] * 3
+
+
+READ_ONLY = """\
+    import os
+    import sys
+
+
+    def test_read_only():
+        site = [path for path in sys.path if "/site-packages" in path and "/venv" not in path][:1]
+        refused = []
+        for path in ["/left", "/dev/left", "/sys/fs/cgroup/left"] + [os.path.join(site, "left") for site in site]:
+            try:
+                open(path, "w").close()
+            except OSError as exc:
+                refused.append(exc.errno)
+        null = os.stat("/dev/null")  # each change would leave the host's node as it is, were it allowed
+        for change in (lambda: os.chmod("/dev/null", null.st_mode & 0o7777),
+                       lambda: os.utime("/dev/null", ns=(null.st_atime_ns, null.st_mtime_ns))):
+            try:
+                change()
+            except OSError as exc:
+                refused.append(exc.errno)
+        print("refused:", refused)
+        assert os.listdir("/sys/fs/cgroup") == []
+        assert len(refused) >= (3 if os.getuid() == 0 else 5) and set(refused) <= {1, 13, 30}
+"""
+
+
 @pytest.mark.skipif(not bwrap_works(), reason="no usable bubblewrap")
-def test_under_bwrap_a_run_that_leaves_a_file_where_no_program_writes_ends_the_warm_interpreter(make_env, task_dir):
-    served = leave_behind(make_env, task_dir, "bwrap", ["/minidebug-test-left"])
-    assert len(served) == 3  # each run's interpreter found the file and ended; the next eval had a new one
-    assert not os.path.exists("/minidebug-test-left")
+def test_under_bwrap_a_run_can_write_only_its_folders_tmp_and_dev_shm(make_env, task_dir):
+    env = make_env(task_dir(dict(WHO, **{"test_calc.py": READ_ONLY})), sandbox="bwrap", terminate_on_success=False)
+    env.reset()
+    fresh = env.evaluate()
+    assert fresh.tests == {"test_calc.py::test_read_only": "passed"}, fresh.output[-2000:]
+    assert forked_evals(env, 1)[0][0].tests == fresh.tests
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)

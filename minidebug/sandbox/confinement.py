@@ -69,7 +69,8 @@ class Confinement:
         self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
         self._filter = None
         if seccomp.available():  # without a PID namespace (bwrap's) the group must hold
-            self._filter = seccomp.ProgramFilter(keep_group=sandbox != "bwrap", no_sockets=sandbox == "landlock")
+            self._filter = seccomp.ProgramFilter(keep_group=sandbox != "bwrap", no_sockets=sandbox == "landlock",
+                                                 no_ownership=sandbox == "landlock")
 
     def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
         """argv, inside bwrap when that is the sandbox, with only `writable` writable."""

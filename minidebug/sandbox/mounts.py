@@ -1,8 +1,9 @@
 """What a program sees inside the sandbox: bwrap's mounts, and the Landlock ruleset that mirrors them.
 
 A program sees the system directories and its interpreter read-only (with that interpreter's own
-site-packages hidden), the task's venv and minidebug's driver scripts read-only, the folders it works in
-writable, and (under bwrap) a private `/tmp`, no network and no capabilities.
+site-packages hidden, and /sys/fs/cgroup), the task's venv and minidebug's driver scripts read-only, the
+folders it works in writable, and (under bwrap) a private `/tmp` and `/dev/shm` (the only other places it
+can write: the sandbox's root and `/dev` are read-only), no network and no capabilities.
 """
 
 from __future__ import annotations
@@ -27,8 +28,21 @@ def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path):
     from .landlock import Ruleset
 
     needed, hidden = interpreter_dirs(venv)
-    read = [Path(d) for d in SYSTEM_DIRS + ("/proc",)] + [Path(d) for d in needed] + [venv, *readable]
+    system = [Path(d) for d in SYSTEM_DIRS if d != "/sys"] + [Path("/proc")] + sys_without_cgroups()
+    read = system + [Path(d) for d in needed] + [venv, *readable]
     return Ruleset(read=read, write=writable, hide=[Path(d) for d in hidden], devices=[Path("/dev")])
+
+
+def sys_without_cgroups() -> list[Path]:
+    """/sys's folders less /sys/fs/cgroup, whose counters (a cgroup's failed forks, say) outlive the program
+    that moved them and would carry a message from one run to the next."""
+    def children(folder: Path) -> list[Path]:
+        try:
+            return sorted(folder.iterdir())
+        except OSError:
+            return []
+    return [top for top in children(Path("/sys")) if top.name != "fs"] + \
+        [child for child in children(Path("/sys/fs")) if child.name != "cgroup"]
 
 
 @lru_cache(maxsize=None)
@@ -61,15 +75,18 @@ def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path]
             command += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             command += ["--ro-bind", folder, folder]
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+                "--tmpfs", "/tmp"]
+    if os.path.isdir("/sys/fs/cgroup"):  # its counters outlive a program (see sys_without_cgroups)
+        command += ["--tmpfs", "/sys/fs/cgroup", "--remount-ro", "/sys/fs/cgroup"]
     needed, hidden = interpreter_dirs(venv)
     for folder in needed:
         if not any(folder == d or folder.startswith(d + "/") for d in SYSTEM_DIRS):
             command += ["--ro-bind", folder, folder]
     for folder in hidden:
-        command += ["--tmpfs", folder]
+        command += ["--tmpfs", folder, "--remount-ro", folder]
     for path in [venv, *readable]:
         command += ["--ro-bind", str(path), str(path)]
     for path in writable:
         command += ["--bind", str(path), str(path)]
-    return command + ["--chdir", str(cwd), "--", *argv]
+    return command + ["--remount-ro", "/", "--chdir", str(cwd), "--", *argv]

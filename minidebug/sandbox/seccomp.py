@@ -1,6 +1,6 @@
 """A seccomp filter that keeps a program in the process group it was started in (and, under Landlock, off
-the network), and lets it leave nothing in the kernel for a later program: no System V IPC object, POSIX
-message queue or key.
+the network), and lets it leave nothing for a later program where no folder minidebug empties holds it:
+no System V IPC object, POSIX message queue, key or extended attribute.
 
 Where no PID namespace (bwrap) or pids cgroup holds an episode's processes together, killing the process
 group is what ends them, so a program must not leave it: `setsid` and `setpgid` fail with EPERM for it and
@@ -12,10 +12,16 @@ Only the native system call ABI gets through: a call made through another one (o
 second set of numbers for `setsid` slips past.
 
 The kernel keeps System V shared memory, semaphores and message queues, POSIX message queues and keys
-(keyrings) after the program that made them has ended, outside any folder minidebug empties; so `shmget`,
-`semget`, `msgget`, `mq_open`, `add_key`, `request_key` and `keyctl` fail with EPERM for every program.
-(Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which stay allowed.)
-Under bwrap, whose PID namespace holds a program's processes together, the filter refuses only those.
+(keyrings) after the program that made them has ended, outside any folder minidebug empties, and extended
+attributes stay on a folder that is emptied; so `shmget`, `semget`, `msgget`, `mq_open`, `add_key`,
+`request_key`, `keyctl` and the calls that set or remove an extended attribute fail with EPERM for every
+program. (Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which stay
+allowed.) Under bwrap, whose PID namespace holds a program's processes together, the filter refuses only
+those.
+
+Landlock does not cover a file's mode, owner or times, so a program could change those of any file its
+user owns (every file, for root): under Landlock `chmod` and `chown` in all their forms fail with EPERM
+too, and so does setting a file's times to anything but now (`os.utime(path)` and `touch` still work).
 
 Under Landlock, which refuses TCP but not UDP or unix sockets named by a path, the filter also refuses
 `socket()` (EACCES) for every address family, so no program reaches anything outside by a socket it makes,
@@ -31,8 +37,14 @@ import platform
 
 # audit arch, setsid, setpgid, socket
 _ARCHES = {"x86_64": (0xC000003E, 112, 109, 41), "aarch64": (0xC00000B7, 157, 154, 198)}
-# shmget, semget, msgget, mq_open, add_key, request_key, keyctl
-_LEFT_IN_KERNEL = {"x86_64": (29, 64, 68, 240, 248, 249, 250), "aarch64": (194, 190, 186, 180, 217, 218, 219)}
+# shmget, semget, msgget, mq_open, add_key, request_key, keyctl; setxattr, lsetxattr, fsetxattr, removexattr,
+# lremovexattr, fremovexattr, setxattrat, removexattrat
+_LEFT_BEHIND = {"x86_64": (29, 64, 68, 240, 248, 249, 250, 188, 189, 190, 197, 198, 199, 463, 466),
+                "aarch64": (194, 190, 186, 180, 217, 218, 219, 5, 6, 7, 14, 15, 16, 463, 466)}
+# chmod, fchmod, fchmodat, fchmodat2, chown, fchown, lchown, fchownat (arm64 has only the *at and f* forms)
+_OWNERSHIP = {"x86_64": (90, 91, 268, 452, 92, 93, 94, 260), "aarch64": (52, 53, 452, 54, 55)}
+# (number, index of the times argument) of utime, utimes, futimesat, utimensat: refused unless it is NULL ("now")
+_SET_TIMES = {"x86_64": ((132, 1), (235, 1), (261, 2), (280, 2)), "aarch64": ((88, 2),)}
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: same audit arch, numbers from here up
 _LOAD_WORD, _JUMP_IF_EQUAL, _JUMP_IF_AT_LEAST, _RETURN = 0x20, 0x15, 0x35, 0x06
 _ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
@@ -53,12 +65,14 @@ def available() -> bool:
 
 class ProgramFilter:
     """The filter, built in the host; `apply()` runs in a child between fork and exec. With `keep_group`, it
-    refuses `setsid` and `setpgid`; with `no_sockets`, `socket()`."""
+    refuses `setsid` and `setpgid`; with `no_sockets`, `socket()`; with `no_ownership`, changing a file's
+    mode or owner, or setting its times to anything but now."""
 
-    def __init__(self, keep_group: bool = True, no_sockets: bool = False):
+    def __init__(self, keep_group: bool = True, no_sockets: bool = False, no_ownership: bool = False):
         machine = platform.machine()
         arch, setsid, setpgid, socket = _ARCHES[machine]
-        refused = [(number, errno.EPERM) for number in _LEFT_IN_KERNEL[machine]]
+        refused = [(number, errno.EPERM) for number in _LEFT_BEHIND[machine]]
+        refused += [(number, errno.EPERM) for number in _OWNERSHIP[machine]] if no_ownership else []
         refused += [(setsid, errno.EPERM), (setpgid, errno.EPERM)] if keep_group else []
         refused += [(socket, errno.EACCES)] if no_sockets else []
         # A jump's offsets count the instructions it skips.
@@ -72,6 +86,17 @@ class ProgramFilter:
             code += [(_JUMP_IF_AT_LEAST, 0, 1, _X32_BIT), (_RETURN, 0, 0, _ERRNO | errno.EPERM)]  # x32: EPERM
         for number, error in refused:
             code += [(_JUMP_IF_EQUAL, 0, 1, number), (_RETURN, 0, 0, _ERRNO | error)]
+        for number, index in _SET_TIMES[machine] if no_ownership else ():
+            low = 16 + 8 * index  # seccomp_data.args[index], little-endian: its low word, then its high word
+            code += [
+                (_JUMP_IF_EQUAL, 0, 6, number),
+                (_LOAD_WORD, 0, 0, low),
+                (_JUMP_IF_EQUAL, 0, 2, 0),
+                (_LOAD_WORD, 0, 0, low + 4),
+                (_JUMP_IF_EQUAL, 1, 0, 0),
+                (_RETURN, 0, 0, _ERRNO | errno.EPERM),  # times given
+                (_RETURN, 0, 0, _ALLOW),                # NULL: now
+            ]
         code.append((_RETURN, 0, 0, _ALLOW))
         self.instructions = tuple(code)  # (code, jt, jf, k) each: what a warm eval interpreter installs itself
         self._code = (_Instruction * len(code))(*[_Instruction(*i) for i in code])

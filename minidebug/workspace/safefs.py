@@ -94,13 +94,15 @@ def remove_entry(root: Path, rel: str) -> None:
 
 def empty_folder(root: Path, name: str) -> Path:
     """The folder `name` directly under root, emptied (so that what holds it, a sandbox's mount or a process's
-    working directory, sees what is put there next), or made anew if it is missing or not a real folder."""
+    working directory, sees what is put there next), or made anew if it is missing or not a real folder.
+    Nothing of the folder's own carries over either: its mode and times are set anew and its extended
+    attributes removed (a program may have changed them to pass something to the next)."""
     folder = root / name
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         remove_entry(root, name)
-        folder.mkdir()
+        folder.mkdir(mode=0o700)
         return folder
     try:
         for entry in os.listdir(fd):
@@ -108,6 +110,13 @@ def empty_folder(root: Path, name: str) -> Path:
                 remove_at(fd, entry)
             else:
                 os.unlink(entry, dir_fd=fd)
+        os.fchmod(fd, 0o700)
+        os.utime(fd)
+        for attribute in os.listxattr(fd):
+            try:
+                os.removexattr(fd, attribute)
+            except OSError:  # one only the kernel sets (a security label)
+                pass
     finally:
         os.close(fd)
     return folder
