@@ -282,11 +282,18 @@ THROUGH_THE_FOLDER = """\
                 change()
             except OSError:
                 pass
+        names = [os.path.join(here, f"{number:0200}") for number in range(300)]
+        for name in names:  # a folder that grew stays grown on most file systems
+            open(name, "w").close()
+        for name in names:
+            os.unlink(name)
     else:
-        seen = {"xattr": os.listxattr(here), "mode": oct(os.stat(here).st_mode), "mtime": os.stat(here).st_mtime}
+        os.makedirs(os.path.join(here, "empty"), exist_ok=True)
+        seen = {"xattr": os.listxattr(here), "mode": oct(os.stat(here).st_mode), "mtime": os.stat(here).st_mtime,
+                "grown": os.stat(here).st_size > 4 * os.stat(os.path.join(here, "empty")).st_size}
         if seen["xattr"]:
             raise ImportError(os.getxattr(here, "user.leak").decode())
-        if seen["mode"].endswith("701") or seen["mtime"] < 1e6:
+        if seen["mode"].endswith("701") or seen["mtime"] < 1e6 or seen["grown"]:
             raise ImportError(f"the scored run passed something on: {seen}")
 
     def add(a, b):

@@ -194,13 +194,18 @@ def test_nothing_a_forked_run_leaves_reaches_the_next_run(make_env, task_dir, sa
 
 
 METADATA = """\
+    import fcntl
     import os
+    import struct
 
 
     def test_metadata():
         folders = [".", os.path.dirname(os.environ["HOME"])]  # the eval tree's folder, the run's scratch folder
-        seen = [(os.listxattr(folder), oct(os.stat(folder).st_mode & 0o7777), os.stat(folder).st_mtime)
-                for folder in folders]
+        os.mkdir("empty")
+        empty = os.stat("empty").st_size
+        seen = [(os.listxattr(folder), oct(os.stat(folder).st_mode & 0o7777), os.stat(folder).st_mtime,
+                 os.stat(folder).st_size <= 2 * empty) for folder in folders]
+        refused = []
         for folder in folders:
             for change in (lambda: os.setxattr(folder, "user.note", b"for the next run"),
                            lambda: os.chmod(folder, 0o751), lambda: os.utime(folder, (12345, 12345))):
@@ -208,7 +213,20 @@ METADATA = """\
                     change()
                 except OSError:
                     pass
-        assert all(note == [] and mode != "0o751" and mtime != 12345 for note, mode, mtime in seen), seen
+            handle = os.open(folder, os.O_RDONLY)
+            for request in (0x40087602, 0x40086602):  # FS_IOC_SETVERSION, FS_IOC_SETFLAGS
+                try:
+                    fcntl.ioctl(handle, request, struct.pack("q", 1337))
+                except OSError as exc:
+                    refused.append(exc.errno)
+            os.close(handle)
+            names = [os.path.join(folder, f"{number:0200}") for number in range(300)]
+            for name in names:  # a folder that grew stays grown on most file systems
+                open(name, "w").close()
+            for name in names:
+                os.unlink(name)
+        assert refused == [1, 1, 1, 1]
+        assert all(note == [] and mode != "0o751" and mtime != 12345 and small for note, mode, mtime, small in seen), seen
 """
 
 

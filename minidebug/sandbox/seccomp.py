@@ -1,6 +1,6 @@
 """A seccomp filter that keeps a program in the process group it was started in (and, under Landlock, off
 the network), and lets it leave nothing for a later program where no folder minidebug empties holds it:
-no System V IPC object, POSIX message queue, key or extended attribute.
+no System V IPC object, POSIX message queue, key, extended attribute or file flag.
 
 Where no PID namespace (bwrap) or pids cgroup holds an episode's processes together, killing the process
 group is what ends them, so a program must not leave it: `setsid` and `setpgid` fail with EPERM for it and
@@ -14,8 +14,8 @@ second set of numbers for `setsid` slips past.
 The kernel keeps System V shared memory, semaphores and message queues, POSIX message queues and keys
 (keyrings) after the program that made them has ended, outside any folder minidebug empties, and extended
 attributes stay on a folder that is emptied; so `shmget`, `semget`, `msgget`, `mq_open`, `add_key`,
-`request_key`, `keyctl` and the calls that set or remove an extended attribute fail with EPERM for every
-program. (Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which stay
+`request_key`, `keyctl`, the calls that set or remove an extended attribute and the `ioctl` requests that set
+a file's flags (`chattr`), generation number, encryption or verity fail with EPERM for every program. (Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which stay
 allowed.) Under bwrap, whose PID namespace holds a program's processes together, the filter refuses only
 those.
 
@@ -43,6 +43,12 @@ _LEFT_BEHIND = {"x86_64": (29, 64, 68, 240, 248, 249, 250, 188, 189, 190, 197, 1
                 "aarch64": (194, 190, 186, 180, 217, 218, 219, 5, 6, 7, 14, 15, 16, 463, 466)}
 # chmod, fchmod, fchmodat, fchmodat2, chown, fchown, lchown, fchownat (arm64 has only the *at and f* forms)
 _OWNERSHIP = {"x86_64": (90, 91, 268, 452, 92, 93, 94, 260), "aarch64": (52, 53, 452, 54, 55)}
+# ioctl, and its requests that set what stays on a file or folder however it is emptied: FS_IOC_SETFLAGS and
+# FS_IOC_SETVERSION (both sizes), FS_IOC_FSSETXATTR, FS_IOC_SET_ENCRYPTION_POLICY, FS_IOC_ADD_ENCRYPTION_KEY,
+# FS_IOC_ENABLE_VERITY
+_IOCTL = {"x86_64": 16, "aarch64": 29}
+_FILE_ATTRIBUTE_IOCTLS = (0x40086602, 0x40046602, 0x40087602, 0x40047602, 0x401C5820, 0x800C6613, 0xC0506617,
+                          0x40806685)
 # (number, index of the times argument) of utime, utimes, futimesat, utimensat: refused unless it is NULL ("now")
 _SET_TIMES = {"x86_64": ((132, 1), (235, 1), (261, 2), (280, 2)), "aarch64": ((88, 2),)}
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: same audit arch, numbers from here up
@@ -97,6 +103,11 @@ class ProgramFilter:
                 (_RETURN, 0, 0, _ERRNO | errno.EPERM),  # times given
                 (_RETURN, 0, 0, _ALLOW),                # NULL: now
             ]
+        requests = len(_FILE_ATTRIBUTE_IOCTLS)
+        code += [(_JUMP_IF_EQUAL, 0, requests + 3, _IOCTL[machine]),
+                 (_LOAD_WORD, 0, 0, 24)]  # seccomp_data.args[1], the request (the kernel reads 32 bits of it)
+        code += [(_JUMP_IF_EQUAL, requests - index, 0, request) for index, request in enumerate(_FILE_ATTRIBUTE_IOCTLS)]
+        code += [(_RETURN, 0, 0, _ALLOW), (_RETURN, 0, 0, _ERRNO | errno.EPERM)]
         code.append((_RETURN, 0, 0, _ALLOW))
         self.instructions = tuple(code)  # (code, jt, jf, k) each: what a warm eval interpreter installs itself
         self._code = (_Instruction * len(code))(*[_Instruction(*i) for i in code])

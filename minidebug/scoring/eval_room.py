@@ -24,7 +24,9 @@ from pathlib import Path
 from ..sandbox.confinement import Confinement
 from ..sandbox.reaper import start_time
 from ..store.treeguard import remove_tree
+from ..workspace.safefs import remove_entry
 from ..workspace.worktree import OWNER_FILE
+from .evaltree import EVAL_SCRATCH, EVAL_TREE
 from .warm import WarmEval
 
 ROOM_PREFIX = "minidebug-room-"
@@ -49,6 +51,7 @@ class EvalRoom:
         memory, cpu, file_size, processes = key.limits
         try:
             (self.dir / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")
+            self._empty_size = os.lstat(self.dir).st_size  # a folder's size with (next to) nothing in it
             self.confinement = Confinement(memory, cpu, file_size, processes, key.sandbox, key.venv, (key.drivers,))
         except BaseException:
             remove_tree(self.dir)
@@ -63,13 +66,26 @@ class EvalRoom:
 
     def give_back(self, warm: WarmEval | None) -> None:
         """After an eval (forked from `warm`, or fresh where None): end what the run left in the room's
-        cgroup or folder, sparing `warm` if it can serve the next run; then it is the room's again."""
-        keep = warm is not None and warm.alive and self.warm is None
+        cgroup or folder, sparing `warm` if it can serve the next run; then it is the room's again. Where the
+        run grew the eval tree's or the scratch folder (on most file systems a folder never shrinks, so its
+        size could pass a number on), both are made anew, and the interpreter that works in them ends."""
+        grown = self._grown()
+        keep = warm is not None and warm.alive and self.warm is None and not grown
         self.confinement.kill_strays([self.dir], spare=warm.pid if keep else None)
         if keep:
             self.warm = warm
         elif warm is not None:
             warm.close()
+        if grown:
+            self.end_warm()
+            for name in (EVAL_TREE, EVAL_SCRATCH):
+                remove_entry(self.dir, name)
+
+    def _grown(self) -> bool:
+        try:
+            return any(os.lstat(self.dir / name).st_size > self._empty_size for name in (EVAL_TREE, EVAL_SCRATCH))
+        except OSError:
+            return False
 
     def end_warm(self) -> None:
         """End the warm interpreter (the venv or the drivers changed under it), and anything of a run left in

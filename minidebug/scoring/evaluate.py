@@ -6,10 +6,12 @@ outcomes against the counted test ids (see counted.py).
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..sandbox.confinement import Confinement
+from ..store.treeguard import remove_tree
 from ..tasks.command import eval_command
 from ..workspace.safefs import empty_folder, read_entry, remove_entry
 from . import forgery
@@ -120,7 +122,11 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
     run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir)
     if not hidden_files:
         return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
-    shown, _ = _run(workspace, harness, timeout, confinement, None, eval_dir, without=hidden_files)  # one run each
+    shown_dir = Path(tempfile.mkdtemp(prefix="shown-", dir=eval_dir))  # nothing of the scored run's folders
+    try:
+        shown, _ = _run(workspace, harness, timeout, confinement, None, shown_dir, without=hidden_files)
+    finally:
+        remove_tree(shown_dir)
     result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown, workspace)
 
