@@ -63,8 +63,9 @@ def _outside_snapshot(env, canary):
     return entries
 
 
-def test_random_actions_never_raise(calc_task, cache_dir, tmp_path):
-    """At least 10,000 generated calls: no exception out of step(), no write outside, read-only intact."""
+@pytest.mark.parametrize("calls", [2_000, pytest.param(10_000, marks=pytest.mark.slow)])
+def test_random_actions_never_raise(calc_task, cache_dir, tmp_path, calls):
+    """At least `calls` generated calls: no exception out of step(), no write outside, read-only intact."""
     env = minidebug.make(calc_task, cache_dir=cache_dir, max_steps=10**6, max_tokens=10**12)
     readonly = None
     try:
@@ -80,7 +81,7 @@ def test_random_actions_never_raise(calc_task, cache_dir, tmp_path):
         os.symlink(canary / "calc.py", root / "x")
         before = _outside_snapshot(env, canary)
 
-        @settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=calls, deadline=None, suppress_health_check=list(HealthCheck))
         @given(action=actions, as_json=st.booleans())
         def check(action, as_json):
             if as_json:
@@ -93,20 +94,34 @@ def test_random_actions_never_raise(calc_task, cache_dir, tmp_path):
             assert reward == 0.0 and not terminated
 
         check()
-        assert env.step({"name": "listdir"})[4]["step"] >= 10_000
+        assert env.step({"name": "listdir"})[4]["step"] >= calls
         assert (root / "test_calc.py").read_bytes() == readonly
         assert _outside_snapshot(env, canary) == before
     finally:
         env.close()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(command=st.one_of(
+PDB_COMMANDS = st.one_of(
     st.sampled_from(["c", "n", "s", "r", "w", "u", "d", "l", "ll", "a", "q", "restart", "cl", "b", "tbreak 3",
                      "b calc.py:2", "b calc.py:999", "b nowhere.py:1", "cl 7", "p a", "p 1/0", "interact",
                      "debug 1", "commands", "!import os", "p '(Pdb) '", "until 9", "j 1", "display a"]),
     st.text(max_size=40),
-))
-def test_random_pdb_commands_never_raise(pdb_env, command):
-    observation, reward, terminated, truncated, info = pdb_env.step({"name": "pdb", "arguments": {"command": command}})
+)
+
+
+def _pdb_command_never_raises(env, command):
+    observation, reward, terminated, truncated, info = env.step({"name": "pdb", "arguments": {"command": command}})
     assert isinstance(observation, str) and not terminated
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@given(command=PDB_COMMANDS)
+def test_random_pdb_commands_never_raise(pdb_env, command):
+    _pdb_command_never_raises(pdb_env, command)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(command=PDB_COMMANDS)
+def test_many_random_pdb_commands_never_raise(pdb_env, command):
+    _pdb_command_never_raises(pdb_env, command)
