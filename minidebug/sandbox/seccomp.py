@@ -13,11 +13,12 @@ second set of numbers for `setsid` slips past.
 
 The kernel keeps System V shared memory, semaphores and message queues, POSIX message queues and keys
 (keyrings) after the program that made them has ended, outside any folder minidebug empties, and extended
-attributes stay on a folder that is emptied; so `shmget`, `semget`, `msgget`, `mq_open`, `add_key`,
-`request_key`, `keyctl`, the calls that set or remove an extended attribute and the `ioctl` requests that set
-a file's flags (`chattr`), generation number, encryption or verity fail with EPERM for every program. (Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which stay
-allowed.) Under bwrap, whose PID namespace holds a program's processes together, the filter refuses only
-those.
+attributes and file flags stay on a folder that is emptied; so `shmget`, `semget`, `msgget`, `mq_open`,
+`add_key`, `request_key`, `keyctl`, the calls that set or remove an extended attribute and the `ioctl`
+requests that set a file's flags (`chattr`), generation number, encryption or verity fail with EPERM for
+every program. (Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which
+stay allowed.) Under bwrap, whose PID namespace holds a program's processes together, the filter refuses
+only those.
 
 Landlock does not cover a file's mode, owner or times, so a program could change those of any file its
 user owns (every file, for root): under Landlock `chmod` and `chown` in all their forms fail with EPERM

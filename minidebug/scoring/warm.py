@@ -13,9 +13,10 @@ ended after each: the run's process group and whatever else is in the room's cgr
 (by the host, sparing the interpreter), or under bwrap every other process of the sandbox's PID namespace
 and what the run added to the sandbox's /tmp and /dev/shm (by the interpreter itself, which then checks
 that the sandbox's own file systems hold what they held when it became ready, and ends if not). A run that
-timed out, or that the interpreter could not account for, ends it, and the episode starts another. Run by
-root without a sandbox, a program could reach the interpreter's memory, so there it serves one run only.
-(A task with hidden files runs its second, output-only run fresh.)
+timed out, or that the interpreter could not account for, or that grew the folders it works in (see
+eval_room.py), ends it, and the episode starts another. Run by root without a sandbox, a program could
+reach the interpreter's memory, so there it serves one run only. (A task with hidden files runs its second,
+output-only run fresh, in folders of its own.)
 
 Results are the same as a fresh process's; where forking is not safe (a pre-imported module started a
 thread) the interpreter says so and the episode runs each eval fresh, as with `eval_mode="fresh"`.
