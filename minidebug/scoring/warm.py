@@ -71,7 +71,7 @@ class WarmEval:
             launch = confinement.prepare(argv, {**env, "MINIDEBUG_EVAL_FD": str(child.fileno())},
                                          [tree, scratch], tree, seccomp_filter=False)
             settings = {**settings, "filter": confinement.filter_program()}
-            if self._bwrap:  # the interpreter ends what a run leaves in its sandbox (see minidebug_eval.py)
+            if self._bwrap:  # the interpreter ends what a run leaves in its sandbox (see minidebug_leftovers.py)
                 settings["host_pid_namespace"] = os.readlink("/proc/self/ns/pid")
             self._control.sendall(json.dumps(settings).encode() + b"\n")
         except BaseException:
@@ -117,15 +117,18 @@ class WarmEval:
                 return None
             child = self._own_child(pid)
             exit_code: list[int] = []
+            accounted: list[bool] = []  # whether the interpreter said the run left nothing (`exit PID CODE`)
 
-            accounted: list[bool] = []  # whether the interpreter said the run left nothing (see minidebug_eval)
+            def read_exit(line: str) -> None:
+                _, _, code, *unclean = line.split()
+                exit_code.append(int(code))
+                accounted.append(not unclean)
 
             def exited() -> bool:
                 if not exit_code:
                     line = self._line(0.0, "exit")
                     if line is not None:
-                        exit_code.append(int(line.split()[2]))
-                        accounted.append(line.split()[3:] == [])
+                        read_exit(line)
                     elif self._state == "gone":
                         exit_code.append(-9)
                 return bool(exit_code)
@@ -134,8 +137,7 @@ class WarmEval:
             if not timed_out and not exit_code:  # output ended: the run's own exit follows
                 line = self._line(min(start + timeout, time.monotonic() + 1.0), "exit")
                 if line is not None:
-                    exit_code.append(int(line.split()[2]))
-                    accounted.append(line.split()[3:] == [])
+                    read_exit(line)
             self._end_run(child, timed_out)
             if self._serves_many and accounted == [True] and (child is not None or self._bwrap) and not timed_out:
                 self._state = "ready"  # the next run forks from it too
