@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,6 +30,21 @@ def test_pool_runs_tasks_by_seeds_and_writes_everything(cache_dir, tmp_path):
     records = json.loads((tmp_path / "results.json").read_text())
     assert len(records) == 6 and all(r["solved"] for r in records)
     assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == sorted(f"{s.id}.jsonl" for s in specs)
+    assert not descendants()
+
+
+def test_a_caller_running_threads_gets_the_same_results(cache_dir, tmp_path):
+    # Forking a process that runs other threads is not safe: its workers are started fresh instead.
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        specs = plan([load_task(n) for n in BUNDLED[:2]], ["oracle"], [0], make_options={"cache_dir": str(cache_dir)})
+        results = run_batch(specs, tmp_path, jobs=2)
+    finally:
+        stop.set()
+        thread.join()
+    assert _outcome(results) == sorted((f"{t}.oracle.s0", True, 2, 1.0) for t in BUNDLED[:2])
     assert not descendants()
 
 

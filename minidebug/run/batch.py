@@ -125,9 +125,17 @@ def _worker_init() -> None:
 
 
 def _process_pool(specs: list[EpisodeSpec], jobs: int) -> Iterator[tuple[dict[str, Any], str]]:
+    """The episodes on `jobs` worker processes. On Linux, when this process runs no other thread, the workers
+    are forked from it after it imported what an episode needs and loaded the token encoding (once, not once
+    per worker), and they live for the whole batch; elsewhere they are started fresh (spawn)."""
     import multiprocessing
+    import threading
 
-    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_init, maxtasksperchild=20)
+    if sys.platform == "linux" and threading.active_count() == 1:
+        from . import worker_preload  # noqa: F401
+        pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init)
+    else:
+        pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_init, maxtasksperchild=20)
     try:
         yield from pool.imap_unordered(run_spec, specs)
         pool.close()
@@ -245,7 +253,8 @@ class Progress:
 
         self.total, self.jobs, self.done, self.solved = total, jobs, 0, 0
         self.bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ETA"),
-                       TimeRemainingColumn(), disable=not sys.stderr.isatty(), transient=False)
+                       TimeRemainingColumn(), disable=not sys.stderr.isatty(), transient=False,
+                       auto_refresh=False)  # no drawing thread: the batch's workers are forked from this process
         self.task = self.bar.add_task(self._text(), total=total)
 
     def _text(self) -> str:
@@ -262,4 +271,4 @@ class Progress:
     def advance(self, result: EpisodeResult) -> None:
         self.done += 1
         self.solved += result.solved
-        self.bar.update(self.task, advance=1, description=self._text())
+        self.bar.update(self.task, advance=1, description=self._text(), refresh=True)

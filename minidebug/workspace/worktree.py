@@ -44,6 +44,7 @@ class Workspace:
         self.home = self.dir / "home"
         self.tmp = self.dir / "tmp"
         self._closed = False
+        self._admin: Path | None = None  # git's record of the worktree, in the bare repo
         self._git_options: tuple[str, ...] = ()
         try:
             self.home.mkdir()
@@ -53,7 +54,7 @@ class Workspace:
                 git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
             # Read once, now, while only we have touched it: later, the worktree's `.git` is the agent's.
             self._dot_git = (self.root / ".git").read_text()
-            admin = Path(self._dot_git.split("gitdir:", 1)[1].strip())
+            admin = self._admin = Path(self._dot_git.split("gitdir:", 1)[1].strip())
             # The common dir is named too: the admin dir's `commondir` file is the agent's to rewrite.
             self._git_env = {"GIT_DIR": str(admin), "GIT_COMMON_DIR": str(prepared.bare_repo),
                              "GIT_WORK_TREE": str(self.root)}
@@ -334,16 +335,21 @@ class Workspace:
         self._closed = True
         with self._admin_lock():
             try:
-                if self.root.exists():
-                    git(self.prepared.bare_repo, "worktree", "remove", "--force", str(self.root))
-            except WorkspaceError:
-                pass
+                remove_tree(self.dir)  # iterative, never following a link: the worktree and whatever a program made
             finally:
-                remove_tree(self.dir)  # iterative, never following a link: whatever a program made goes
-                try:
-                    git(self.prepared.bare_repo, "worktree", "prune")
-                except WorkspaceError:
-                    pass
+                self._forget_worktree()
+
+    def _forget_worktree(self) -> None:
+        """Remove git's record of the removed worktree: its admin folder, named when the worktree was made (as
+        `git worktree prune` would, without a git process); `prune` where that name is not known."""
+        admin = self._admin
+        if admin is not None and admin.parent == self.prepared.bare_repo / "worktrees":
+            remove_tree(admin)
+            return
+        try:
+            git(self.prepared.bare_repo, "worktree", "prune")
+        except WorkspaceError:
+            pass
 
     def _admin_lock(self):
         """Serialises worktree add/remove/prune on the shared bare repo across processes."""
