@@ -93,6 +93,7 @@ def test_ctrl_c_closes_running_episodes(slow_task, cache_dir, tmp_path):
     proc.communicate(timeout=60)
     assert proc.returncode != 0
     assert list(tmp.glob("minidebug-ep-*")) == [] and list(tmp.glob("minidebug-room-*")) == []
+    assert list(tmp.glob("minidebug-dev-*")) == []  # the sandboxes' own device nodes (bwrap run by root)
     assert not [p for p in descendants(1) if _cwd_in(p, tmp)]
 
 
@@ -111,6 +112,7 @@ def test_sigkill_then_gc_then_resume(slow_task, cache_dir, tmp_path):
     removed = collect(temp_dir=tmp, cache_dir=cache_dir)
     assert len([r for r in removed if "minidebug-ep-" in r]) == 2 and list(tmp.glob("minidebug-ep-*")) == []
     assert list(tmp.glob("minidebug-room-*")) == []  # the episodes' eval rooms went with them
+    assert list(tmp.glob("minidebug-dev-*")) == []  # and their sandboxes' device nodes
     time.sleep(0.2)
     assert not [p for p in descendants(1) if _cwd_in(p, tmp)]
     fast = Path(str(slow_task))

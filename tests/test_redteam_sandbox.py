@@ -414,3 +414,58 @@ def test_under_landlock_no_socket_reaches_the_host(lab, work, user, kind):
     assert "reached" in unconfined, unconfined
     assert "refused: [Errno 13] Permission denied" in observation and "reached" not in observation, observation
     assert "socketpair True" in observation, observation
+
+
+DEVICE_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+
+
+def _host_nodes() -> dict[str, os.stat_result]:
+    return {name: os.stat(f"/dev/{name}") for name in DEVICE_NODES}
+
+
+def _unchanged(before: dict[str, os.stat_result]) -> bool:
+    after = _host_nodes()
+    return all((after[n].st_mode, after[n].st_mtime_ns, after[n].st_uid) ==
+               (before[n].st_mode, before[n].st_mtime_ns, before[n].st_uid) for n in DEVICE_NODES)
+
+
+@needs_bwrap
+def test_under_bwrap_a_program_run_by_root_changes_device_nodes_of_its_own_never_the_hosts(make_env, calc_task):
+    # Run by root, bwrap's /dev would bind the host's nodes, which the program's uid 0 owns. The commands only
+    # ever change a node that is not the host's (device and inode differ), so a regression damages nothing.
+    host = _host_nodes()
+    ids = " ".join(f"{info.st_dev}:{info.st_ino}" for info in host.values())
+    env = make_env(calc_task, sandbox="bwrap", bash=True)
+    env.reset()
+    change = ("for n in null zero full random urandom tty; do case ' " + ids + " ' in "
+              "*\" $(stat -c %d:%i /dev/$n) \"*) echo host-$n;; *) chmod 600 /dev/$n && touch -d 2001-01-01 /dev/$n "
+              "&& echo changed-$n;; esac; done; echo x > /dev/null && head -c 4 /dev/zero | wc -c")
+    seen = env.step({"name": "bash", "arguments": {"command": change}})[0].split()
+    expected = "changed" if os.geteuid() == 0 else "host"  # as a plain user the host's nodes are not its own
+    assert seen == [f"{expected}-{n}" for n in DEVICE_NODES] + ["4"]
+    after = env.step({"name": "bash", "arguments": {"command": "stat -c '%a %Y' /dev/null /dev/zero"}})[0].split()
+    assert after[0::2] == ["666", "666"] and "2001" not in " ".join(after)  # the next program finds them as made
+    assert _unchanged(host)
+
+
+@needs_bwrap
+def test_under_bwrap_a_run_that_changes_a_device_node_leaves_it_to_no_later_run(make_env, task_dir):
+    host = _host_nodes()["null"]
+    test = f"""\
+        import os
+        import stat
+
+
+        def test_null():
+            info = os.stat("/dev/null")
+            assert stat.S_IMODE(info.st_mode) == 0o666, oct(info.st_mode)
+            if (info.st_dev, info.st_ino) != ({host.st_dev}, {host.st_ino}):  # never the host's own
+                os.chmod("/dev/null", 0o600)
+                os.utime("/dev/null", (0, 0))
+        """
+    env = make_env(task_dir({"test_null.py": test}, toml='description = "d"\neval = "python -m pytest -q"\n'),
+                   sandbox="bwrap", terminate_on_success=False)
+    env.reset()
+    results = [env.evaluate() for _ in range(3)]
+    assert [r.tests for r in results] == [{"test_null.py::test_null": "passed"}] * 3, results[-1].output[-2000:]
+    assert _unchanged({"null": host, **{n: os.stat(f"/dev/{n}") for n in DEVICE_NODES[1:]}})

@@ -24,7 +24,7 @@ class SandboxState:
     are refused to every program by the seccomp filter, so nothing else a run could leave stays there.)"""
 
     EMPTIED = ("/tmp/", "/dev/shm/")
-    DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")  # the host's
+    DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
     MAX_ENTRIES = 10000
 
     def __init__(self):

@@ -1,5 +1,5 @@
-"""`minidebug gc`: remove what a killed run left behind (episode temp dirs and eval rooms, their processes,
-worktree records)."""
+"""`minidebug gc`: remove what a killed run left behind (episode temp dirs, eval rooms and the sandboxes'
+device-node folders, their processes, worktree records)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from ..sandbox import reaper
 from ..scoring.eval_room import ROOM_PREFIX
 from ..store.treeguard import remove_tree
-from ..workspace.worktree import EPISODE_PREFIX, OWNER_FILE
+from ..sandbox.devices import PREFIX as DEVICES_PREFIX
+from ..sandbox.reaper import OWNER_FILE
+from ..workspace.worktree import EPISODE_PREFIX
 
 
 def episode_dir_made_here(path: Path) -> bool:
@@ -65,7 +67,7 @@ def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run
 
     temp_dir = Path(temp_dir or tempfile.gettempdir()).resolve()  # the caller's; what is below it is not
     done = []
-    for episode_dir in sorted(path for prefix in (EPISODE_PREFIX, ROOM_PREFIX) for path in temp_dir.glob(f"{prefix}*")):
+    for episode_dir in sorted(path for prefix in (EPISODE_PREFIX, ROOM_PREFIX, DEVICES_PREFIX) for path in temp_dir.glob(f"{prefix}*")):
         if not episode_dir_made_here(episode_dir) or owner_alive(episode_dir):
             continue
         pids = processes_inside(episode_dir)

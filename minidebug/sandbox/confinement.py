@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import process, reaper, seccomp
+from .devices import PrivateDevices
 from .process import Completed
 
 PR_SET_PDEATHSIG = 1
@@ -67,6 +68,7 @@ class Confinement:
         self.cgroup = PidsCgroup(processes)
         self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], object]] = {}
         self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
+        self._devices: PrivateDevices | None | bool = None  # made at the first bwrap program run by root
         self._filter = None
         if seccomp.available():  # without a PID namespace (bwrap's) the group must hold
             self._filter = seccomp.ProgramFilter(keep_group=sandbox != "bwrap", no_sockets=sandbox == "landlock",
@@ -78,7 +80,21 @@ class Confinement:
             return list(argv)
         from .mounts import bwrap_command
 
-        return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv)
+        return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv,
+                             devices=self._device_binds())
+
+    def _device_binds(self) -> list[str]:
+        """Run by root: bwrap's arguments that bind device nodes of this confinement's own over the host's
+        (see devices.py); where they cannot be made, none (the host's nodes, as run by a plain user)."""
+        if os.geteuid() != 0 or self._devices is False:
+            return []
+        if self._devices is None:
+            try:
+                self._devices = PrivateDevices()
+            except OSError:
+                self._devices = False
+                return []
+        return self._devices.bwrap_args()
 
     def preexec(self, writable: list[Path], seccomp_filter: bool = True):
         """A function to run in the child before exec: limits, cgroup, SIGKILL when the parent dies, the
@@ -191,6 +207,9 @@ class Confinement:
 
     def close(self) -> None:
         self.cgroup.close()
+        if isinstance(self._devices, PrivateDevices):
+            self._devices.close()
+        self._devices = None
         for _, ruleset in self._rulesets.values():
             ruleset.close()
         self._rulesets.clear()

@@ -66,8 +66,9 @@ def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path], cwd: Path,
-                  venv: Path) -> list[str]:
-    """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable."""
+                  venv: Path, devices: list[str] = ()) -> list[str]:
+    """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable;
+    `devices` the arguments that bind device nodes of the sandbox's own over `/dev`'s (see devices.py)."""
     command = [shutil.which("bwrap") or "bwrap", *BWRAP_USER, "--unshare-net", "--unshare-pid", "--unshare-ipc",
                "--unshare-uts", "--die-with-parent"]
     for folder in SYSTEM_DIRS:
@@ -75,7 +76,7 @@ def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path]
             command += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             command += ["--ro-bind", folder, folder]
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+    command += ["--proc", "/proc", "--dev", "/dev", *devices, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                 "--tmpfs", "/tmp"]
     if os.path.isdir("/sys/fs/cgroup"):  # its counters outlive a program (see sys_without_cgroups)
         command += ["--tmpfs", "/sys/fs/cgroup", "--remount-ro", "/sys/fs/cgroup"]

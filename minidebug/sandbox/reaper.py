@@ -52,6 +52,14 @@ def processes() -> list[ProcStat]:
     return found
 
 
+OWNER_FILE = "owner"  # in each temp folder minidebug makes: "<pid> <start time>" of its maker, for `minidebug gc`
+
+
+def write_owner(folder: Path) -> None:
+    """Name this process as `folder`'s maker (see OWNER_FILE)."""
+    (folder / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")
+
+
 def start_time(pid: int | str = "self") -> str | None:
     """A live process's start time from /proc (None if it is gone, a zombie, or /proc is missing)."""
     stat = proc_stat(pid)

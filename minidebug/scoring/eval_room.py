@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sandbox.confinement import Confinement
-from ..sandbox.reaper import start_time
+from ..sandbox.reaper import write_owner
 from ..store.treeguard import remove_tree
 from ..workspace.safefs import remove_entry
-from ..workspace.worktree import OWNER_FILE
 from .evaltree import EVAL_SCRATCH, EVAL_TREE
 from .warm import WarmEval
 
@@ -50,7 +49,7 @@ class EvalRoom:
         self.dir = Path(tempfile.mkdtemp(prefix=ROOM_PREFIX)).resolve()
         memory, cpu, file_size, processes = key.limits
         try:
-            (self.dir / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")
+            write_owner(self.dir)
             self._empty_size = os.lstat(self.dir).st_size  # a folder's size with (next to) nothing in it
             self.confinement = Confinement(memory, cpu, file_size, processes, key.sandbox, key.venv, (key.drivers,))
         except BaseException:

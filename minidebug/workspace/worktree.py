@@ -20,12 +20,11 @@ from ..store.gitcmd import git
 from ..store.locks import file_lock
 from ..store.treeguard import remove_tree
 from ..store.venv import BUILD_PRODUCTS_EXCLUDE, lay_build_products
-from ..sandbox.reaper import start_time
+from ..sandbox.reaper import write_owner
 from .safefs import read_entry, remove_entry
 from ..tasks.task import Task
 
 EPISODE_PREFIX = "minidebug-ep-"
-OWNER_FILE = "owner"  # "<pid> <start time>" of the process that made the episode, for `minidebug gc`
 
 
 class Workspace:
@@ -49,7 +48,7 @@ class Workspace:
         try:
             self.home.mkdir()
             self.tmp.mkdir()
-            (self.dir / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")
+            write_owner(self.dir)
             with self._admin_lock():
                 git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
             # Read once, now, while only we have touched it: later, the worktree's `.git` is the agent's.
