@@ -13,10 +13,9 @@ from typing import Any, Mapping, Sequence
 from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from ..sandbox import choose as sandbox
 from ..sandbox.confinement import Confinement
-from ..scoring.counted import counted_known, counted_tests
-from ..scoring.evaluate import EvalResult, evaluate, start_warm_eval
-from ..scoring.eval_room import EvalRoom, RoomKey, WarmPool
-from ..scoring.warm import THREAD_STARTED, learned_modules
+from ..scoring.counted import counted_tests
+from ..scoring.evaluate import EvalResult, evaluate
+from ..scoring.eval_room import ForkedEvals, WarmPool
 from ..store import cache, treeguard
 from ..store.cache import PreparedTask
 from ..store.venv import invalidate
@@ -57,10 +56,9 @@ class DebugEnv:
         self.tools: dict[str, Tool] = self.toolbox.tools
         self.workspace: Workspace | None = None
         self.confinement: Confinement | None = None
-        self._room: EvalRoom | None = None  # where evals run in fork mode, warm interpreter included
-        self._pool = warm_pool  # where the room goes at close(), and where a new env looks for one
-        self._fork = (config.eval_mode or task.spec.eval_mode or "fork") == "fork"
-        self._ahead = self._fork  # tools start their next process ahead (pdb); stays on if forking turns off
+        fork = (config.eval_mode or task.spec.eval_mode or "fork") == "fork"
+        self._evals = ForkedEvals(fork, warm_pool)  # where evals run in fork mode, warm interpreter included
+        self._ahead = fork  # tools start their next process ahead (pdb); stays on if forking turns off
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
         self._steps = 0
         self._started = 0.0
@@ -96,7 +94,7 @@ class DebugEnv:
             self._tampered = True  # start over from a rebuilt entry
             for tool in self.tools.values():
                 tool.reset(self, False)
-            self._end_warm()  # it may have imported what a program had changed
+            self._evals.end_warm()  # it may have imported what a program had changed
             self.confinement.kill_strays([self.workspace.dir])
             cache.invalidate_entry(self.workspace.prepared)
             self.workspace.close()
@@ -113,7 +111,7 @@ class DebugEnv:
         self.toolbox.restore()
         if not fresh:
             if self._tampered:
-                self._end_warm()  # it may have imported what a program had changed
+                self._evals.end_warm()  # it may have imported what a program had changed
             self.confinement.kill_strays([self.workspace.dir])  # the room's warm interpreter is not the episode's
             self.workspace.reset()
         self._start_warm()
@@ -198,12 +196,7 @@ class DebugEnv:
             self._closed = True
             for tool in self.tools.values():
                 tool.close()
-            if self._room is not None:
-                room, self._room = self._room, None
-                if self._pool is not None and not self._tampered:
-                    self._pool.keep(room)  # for the next env of the same venv and settings
-                else:
-                    room.close()
+            self._evals.close(keep=not self._tampered)
             if self.confinement is not None:
                 if self.workspace is not None:
                     self.confinement.kill_strays([self.workspace.dir])
@@ -315,21 +308,13 @@ class DebugEnv:
             cache.repair_eval_base(self.task, self.workspace.prepared)
             notes.append("the task's pristine files had been changed by a program and were written again")
         counted = self._counted()
-        room = self._room
-        warm = room.take_warm() if room is not None else None
-        if warm is not None and (notes or tampered_before != self._tampered):
-            warm.close()  # it may have imported what a program had changed
-            warm = None
+        # a warm interpreter that may have imported what a program had changed is not used
+        warm, room = self._evals.take(stale=bool(notes) or tampered_before != self._tampered)
         confinement, folder = (room.confinement, room.dir) if room is not None else (self.confinement, None)
         try:
             result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder)
         finally:
-            if warm is not None:
-                self._fork = self._fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
-            if room is not None:
-                room.give_back(warm)  # what left the run's group ends; the interpreter serves the next run
-            elif warm is not None:
-                warm.close()
+            self._evals.give_back(warm)  # what left the run's group ends; the interpreter serves the next run
         if not (result.success and self.config.terminate_on_success):  # else the episode ends here
             self._start_warm()
         if self.config.strict and result.suspicious and result.score:
@@ -387,34 +372,9 @@ class DebugEnv:
         self.workspace, self.confinement = workspace, confinement
 
     def _start_warm(self) -> None:
-        """Make sure the next eval has a warm interpreter, in the env's eval room (fork mode): from the warm
-        pool, where a room of the same venv and settings waits there, else started in the background; a new
-        env without a pool starts one only after its first eval (which measures what it needs, and runs
-        fresh), with a pool at once (its room goes to the pool at close, for the next env)."""
-        if not (self._fork and self.workspace is not None):
-            return
-        prepared, limits = self.workspace.prepared, self.limits
-        key = RoomKey(prepared.venv, prepared.drivers, self.confinement.sandbox,
-                      (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
-        if self._room is not None and self._room.key != key:  # the venv was rebuilt elsewhere
-            self._room.close()
-            self._room = None
-        pooled = self._pool is not None and counted_known(self.task, prepared)
-        if self._room is None and pooled:
-            self._room = self._pool.take(key, learned_modules(prepared.entry))
-        if self.counted is None and self._room is None and not pooled:  # it starts one after its first eval
-            return
-        try:
-            if self._room is None:
-                self._room = EvalRoom(key)
-            if self._room.warm is None:
-                self._room.warm = start_warm_eval(self.workspace, self._room.confinement, self._room.dir)
-        except (OSError, MinidebugError):  # the next eval runs fresh
-            pass
-
-    def _end_warm(self) -> None:
-        if self._room is not None:
-            self._room.end_warm()
+        if self.workspace is not None and self.confinement is not None:
+            self._evals.start_warm(self.task, self.workspace, self.confinement.sandbox, self.limits,
+                                   measured=self.counted is not None)
 
     def _check_venv(self) -> bool:
         """Rebuild the venv if a program changed it; returns True (and flags info["tampered"]) if it did."""
@@ -426,9 +386,7 @@ class DebugEnv:
 
     def _repair_venv(self, prepared: PreparedTask) -> PreparedTask:
         self._tampered = True
-        self._end_warm()  # it imported from the venv as it was
-        if self._pool is not None:
-            self._pool.discard(prepared.venv)
+        self._evals.end_warm(rebuilt_venv=prepared.venv)  # it imported from the venv as it was
         invalidate(prepared.venv)
         prepared = cache.prepare(self.task, self.config.cache_dir)
         if not treeguard.guard(prepared.venv).intact():

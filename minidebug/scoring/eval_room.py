@@ -6,7 +6,8 @@ episode, leaves the warm interpreter alone: it ran no code of the project and no
 (see warm.py; the eval tree and the run's HOME and TMPDIR are emptied after each), so the first eval after
 a reset is as fast as any other. A `WarmPool` goes further: it keeps the room of an env that closed,
 with its warm interpreter ready, for the next env of the same venv and settings, whose first eval then skips
-the interpreter start and the imports too (a batch of episodes, an RL trainer's workers).
+the interpreter start and the imports too (a batch of episodes, an RL trainer's workers). `ForkedEvals`
+is an env's hold on its room: where it comes from, when its interpreter starts, where it goes at close.
 
 A room's folder is a temp dir with an owner file, as an episode's (`ROOM_PREFIX` for `EPISODE_PREFIX`), so
 `minidebug gc` removes it and the processes working in it after a crash; its pids cgroup is named after the
@@ -21,12 +22,17 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import MinidebugError
 from ..sandbox.confinement import Confinement
 from ..sandbox.reaper import write_owner
 from ..store.treeguard import remove_tree
+from ..tasks.task import Limits, Task
 from ..workspace.safefs import remove_entry
+from ..workspace.worktree import Workspace
+from .counted import counted_known
+from .evaluate import start_warm_eval
 from .evaltree import EVAL_SCRATCH, EVAL_TREE
-from .warm import WarmEval
+from .warm import THREAD_STARTED, WarmEval, learned_modules
 
 ROOM_PREFIX = "minidebug-room-"
 
@@ -163,3 +169,76 @@ class WarmPool:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+class ForkedEvals:
+    """An env's evals in fork mode: its room (see `EvalRoom`), taken from `pool` where one waits there and
+    handed to it at close, and whether forking still holds for the env (`fork`: off for good once a venv's
+    imports start a thread)."""
+
+    def __init__(self, fork: bool, pool: WarmPool | None):
+        self.fork, self.pool = fork, pool
+        self.room: EvalRoom | None = None
+
+    def start_warm(self, task: Task, workspace: Workspace, sandbox: str | None, limits: Limits,
+                   measured: bool) -> None:
+        """Make sure the next eval has a warm interpreter: from the pool, where a room of the same venv and
+        settings waits there, else started in the background; an env without a pool starts one only once
+        its first eval `measured` what it needs (that eval runs fresh), with a pool at once (its room goes
+        to the pool at close, for the next env)."""
+        if not self.fork:
+            return
+        prepared = workspace.prepared
+        key = RoomKey(prepared.venv, prepared.drivers, sandbox,
+                      (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
+        if self.room is not None and self.room.key != key:  # the venv was rebuilt elsewhere
+            self.room.close()
+            self.room = None
+        pooled = self.pool is not None and counted_known(task, prepared)
+        if self.room is None and pooled:
+            self.room = self.pool.take(key, learned_modules(prepared.entry))
+        if not measured and self.room is None and not pooled:
+            return
+        try:
+            if self.room is None:
+                self.room = EvalRoom(key)
+            if self.room.warm is None:
+                self.room.warm = start_warm_eval(workspace, self.room.confinement, self.room.dir)
+        except (OSError, MinidebugError):  # the next eval runs fresh
+            pass
+
+    def take(self, stale: bool) -> tuple[WarmEval | None, EvalRoom | None]:
+        """For one eval: the warm interpreter (None where there is none, or where `stale`: it may have imported
+        what a program changed) and the room the eval runs in (None: the episode's own confinement)."""
+        warm = self.room.take_warm() if self.room is not None else None
+        if warm is not None and stale:
+            warm.close()
+            warm = None
+        return warm, self.room
+
+    def give_back(self, warm: WarmEval | None) -> None:
+        """After the eval: the room's again (see `EvalRoom.give_back`)."""
+        if warm is not None:
+            self.fork = self.fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
+        if self.room is not None:
+            self.room.give_back(warm)
+        elif warm is not None:
+            warm.close()
+
+    def end_warm(self, rebuilt_venv: Path | None = None) -> None:
+        """End the warm interpreter (it may have imported what a program changed); with `rebuilt_venv`, the
+        pool's rooms of that venv go too."""
+        if self.room is not None:
+            self.room.end_warm()
+        if rebuilt_venv is not None and self.pool is not None:
+            self.pool.discard(rebuilt_venv)
+
+    def close(self, keep: bool) -> None:
+        """The room goes to the pool (where `keep`: nothing was tampered with) or is closed. Idempotent."""
+        room, self.room = self.room, None
+        if room is None:
+            return
+        if self.pool is not None and keep:
+            self.pool.keep(room)  # for the next env of the same venv and settings
+        else:
+            room.close()
