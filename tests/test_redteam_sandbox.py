@@ -469,3 +469,46 @@ def test_under_bwrap_a_run_that_changes_a_device_node_leaves_it_to_no_later_run(
     results = [env.evaluate() for _ in range(3)]
     assert [r.tests for r in results] == [{"test_null.py::test_null": "passed"}] * 3, results[-1].output[-2000:]
     assert _unchanged({"null": host, **{n: os.stat(f"/dev/{n}") for n in DEVICE_NODES[1:]}})
+
+
+PROC_WRITES = """
+import os
+for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/swappiness", "/proc/sys/kernel/hostname",
+             "/proc/mtrr", "/proc/pressure/cpu"):
+    try:
+        os.close(os.open(path, os.O_WRONLY))  # opened for writing, never written
+        print(path, "opened")
+    except OSError:
+        print(path, "refused")
+"""
+SANDBOXED = [pytest.param("bwrap", marks=needs_bwrap), pytest.param("landlock", marks=needs_landlock)]
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXED)
+@pytest.mark.parametrize("user", USERS)
+def test_a_program_cannot_open_the_hosts_sysctls_for_writing(lab, work, sandbox, user, monkeypatch):
+    """Run by root, a program in bwrap is uid 0, which the kernel lets write most of /proc/sys (the host's
+    `kernel.core_pattern`: a command root runs at the next crash) and the UTS namespace's hostname (a message
+    to the next run of a warm interpreter); bwrap's own /proc covers none of it."""
+    if os.getuid() == 0 and user == "self" and sandbox == "bwrap":
+        from minidebug.sandbox import mounts
+
+        monkeypatch.setattr(mounts, "proc_writable", lambda: ())
+        assert "/proc/sys/kernel/core_pattern opened" in confined(sandbox, lab, work, ["python3", "-c", PROC_WRITES])
+        monkeypatch.undo()
+    seen = as_user(user, lambda: confined(sandbox, lab, work, ["python3", "-c", PROC_WRITES]))
+    assert "opened" not in seen and seen.count("refused") == 5, seen
+
+
+IO_URING = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); params = ctypes.create_string_buffer(120); "
+            "fd = libc.syscall(425, 4, params); print('made' if fd >= 0 else os.strerror(ctypes.get_errno()))")
+
+
+@pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"), reason="io_uring_setup's number is 425 there")
+@pytest.mark.parametrize("sandbox", [None, *SANDBOXED])
+def test_no_program_can_set_up_io_uring(lab, work, sandbox):
+    """io_uring's operations (setxattr among them) never pass through a seccomp filter."""
+    unconfined = subprocess.run(["python3", "-c", IO_URING], capture_output=True, text=True).stdout.strip()
+    if unconfined != "made":
+        pytest.skip(f"this kernel gives no io_uring to anyone ({unconfined})")
+    assert confined(sandbox, lab, work, ["python3", "-c", IO_URING]).strip() == "Operation not permitted"

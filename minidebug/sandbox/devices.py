@@ -4,8 +4,8 @@ bwrap's `/dev` binds the host's own device nodes (null, zero, full, random, uran
 program is uid 0 in its namespace, and uid 0 owns those nodes: it could change their mode, owner or times on
 the host (`chmod 000 /dev/null` breaks the machine). So a confinement run by root makes nodes of its own
 (mknod, in a folder of its own that no program sees) and bwrap binds them over its `/dev`: what a program
-changes is theirs, and each is set back (mode 0666, owner root, the times it was made with) before every
-program the confinement starts.
+changes is theirs, and each is set back (mode 0666, owner root, no extended attribute, the times it was
+made with) before every program the confinement starts.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ class PrivateDevices:
             node = self.dir / name
             os.chown(node, 0, 0)  # the folder is this process's alone: no program can put a link here
             os.chmod(node, 0o666)
+            for attribute in os.listxattr(node):  # an ACL, say (no program can set one: see seccomp.py)
+                os.removexattr(node, attribute)
             os.utime(node, ns=(self._times, self._times))
             args += ["--dev-bind", str(node), f"/dev/{name}"]
         return args

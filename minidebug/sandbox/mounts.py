@@ -46,6 +46,36 @@ def sys_without_cgroups() -> list[Path]:
 
 
 @lru_cache(maxsize=None)
+def proc_writable() -> tuple[str, ...]:
+    """The entries of /proc, other than the processes' own folders, that hold a file with a write bit: bwrap's
+    /proc covers only a few of them, and run by root, a program in bwrap is uid 0, which the kernel lets
+    write most of them (/proc/sys: the host's sysctls, `kernel.core_pattern` among them). They are bound
+    read-only over the sandbox's /proc."""
+    found = []
+    for entry in sorted(os.listdir("/proc")):
+        path = os.path.join("/proc", entry)
+        if entry.isdigit() or os.path.islink(path):
+            continue
+        if _has_writable_file(path):
+            found.append(path)
+    return tuple(found)
+
+
+def _has_writable_file(path: str) -> bool:
+    if not os.path.isdir(path):
+        return os.path.isfile(path) and bool(os.lstat(path).st_mode & 0o222)
+    for folder, folders, files in os.walk(path):
+        folders[:] = [name for name in folders if not os.path.islink(os.path.join(folder, name))]
+        for name in files:
+            try:
+                if os.lstat(os.path.join(folder, name)).st_mode & 0o222:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+@lru_cache(maxsize=None)
 def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(folders the venv's base interpreter needs, that interpreter's own site-packages folders to hide)."""
     home = ""
@@ -76,7 +106,10 @@ def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path]
             command += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             command += ["--ro-bind", folder, folder]
-    command += ["--proc", "/proc", "--dev", "/dev", *devices, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+    command += ["--proc", "/proc"]
+    for entry in proc_writable():  # what uid 0 could write there: the host's sysctls above all
+        command += ["--ro-bind", entry, entry]
+    command += ["--dev", "/dev", *devices, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                 "--tmpfs", "/tmp"]
     if os.path.isdir("/sys/fs/cgroup"):  # its counters outlive a program (see sys_without_cgroups)
         command += ["--tmpfs", "/sys/fs/cgroup", "--remount-ro", "/sys/fs/cgroup"]

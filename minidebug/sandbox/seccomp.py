@@ -17,7 +17,8 @@ attributes and file flags stay on a folder that is emptied; so `shmget`, `semget
 `add_key`, `request_key`, `keyctl`, the calls that set or remove an extended attribute and the `ioctl`
 requests that set a file's flags (`chattr`), generation number, encryption or verity fail with EPERM for
 every program. (Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which
-stay allowed.) Under bwrap, whose PID namespace holds a program's processes together, the filter refuses
+stay allowed.) io_uring's operations (setxattr among them) never pass through a seccomp filter, so
+`io_uring_setup`, `io_uring_enter` and `io_uring_register` fail with EPERM for every program too. Under bwrap, whose PID namespace holds a program's processes together, the filter refuses
 only those.
 
 Landlock does not cover a file's mode, owner or times, so a program could change those of any file its
@@ -42,6 +43,8 @@ _ARCHES = {"x86_64": (0xC000003E, 112, 109, 41), "aarch64": (0xC00000B7, 157, 15
 # lremovexattr, fremovexattr, setxattrat, removexattrat
 _LEFT_BEHIND = {"x86_64": (29, 64, 68, 240, 248, 249, 250, 188, 189, 190, 197, 198, 199, 463, 466),
                 "aarch64": (194, 190, 186, 180, 217, 218, 219, 5, 6, 7, 14, 15, 16, 463, 466)}
+# io_uring_setup, io_uring_enter, io_uring_register (the same numbers on both)
+_IO_URING = (425, 426, 427)
 # chmod, fchmod, fchmodat, fchmodat2, chown, fchown, lchown, fchownat (arm64 has only the *at and f* forms)
 _OWNERSHIP = {"x86_64": (90, 91, 268, 452, 92, 93, 94, 260), "aarch64": (52, 53, 452, 54, 55)}
 # ioctl, and its requests that set what stays on a file or folder however it is emptied: FS_IOC_SETFLAGS and
@@ -78,7 +81,7 @@ class ProgramFilter:
     def __init__(self, keep_group: bool = True, no_sockets: bool = False, no_ownership: bool = False):
         machine = platform.machine()
         arch, setsid, setpgid, socket = _ARCHES[machine]
-        refused = [(number, errno.EPERM) for number in _LEFT_BEHIND[machine]]
+        refused = [(number, errno.EPERM) for number in _LEFT_BEHIND[machine] + _IO_URING]
         refused += [(number, errno.EPERM) for number in _OWNERSHIP[machine]] if no_ownership else []
         refused += [(setsid, errno.EPERM), (setpgid, errno.EPERM)] if keep_group else []
         refused += [(socket, errno.EACCES)] if no_sockets else []
