@@ -95,15 +95,16 @@ def recorder(stream, flag):
 
 
 def _receive(fd):
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = os.read(fd, 65536)
+    chunks = []
+    while not chunks or not chunks[-1].endswith(b"\n"):
+        chunk = os.read(fd, 1 << 20)
         if not chunk:
             break
-        data += chunk
-    return json.loads(data.decode("utf-8"))
+        chunks.append(chunk)
+    return json.loads(b"".join(chunks).decode("utf-8"))
 
 
+_AHEAD_HOOKS = []  # the functions that hold the code a warm interpreter compiled ahead (see minidebug_ahead)
 _LEARNED_LOADED = set()  # every module importing the learned ones loaded (see _read_no_bytecode_from_now_on)
 
 
@@ -181,7 +182,7 @@ def run(fd, settings):
         recorded, holders = unittest_runner.recorder(stream, flag, watch.untrusted, settings.get("collect_only"))
     else:
         plugin, recorded, holders = recorder(stream, flag)
-    watch.protect(send, stream, flag, *holders)
+    watch.protect(send, stream, flag, *holders, *_AHEAD_HOOKS)
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
         if unittest_runner:
@@ -193,7 +194,12 @@ def run(fd, settings):
             watch.finish()
         except Exception as exc:  # the report goes out whatever happened to the checks
             send(b"!", f"the after-run checks failed: {exc!r}")
-        send(b"", dumps({**recorded(), "venv_modules": _venv_modules() if settings.get("learn") else []}))
+        learned_now = {}
+        if settings.get("learn"):
+            from minidebug_ahead import tree_modules
+
+            learned_now = {"venv_modules": _venv_modules(), "tree_modules": tree_modules(tree)}
+        send(b"", dumps({**recorded(), **learned_now}))
     return int(code)
 
 
@@ -222,7 +228,8 @@ def _drop_shadowed(names, folders):
 
 def serve(control):
     """Warm mode: import what every run imports first (pytest, its plugins, the venv's, the watch), then
-    the venv's modules the host learned that the task's tests use (`learned`), then serve runs: for each
+    the venv's modules the host learned that the task's tests use (`learned`), compile the task's own files
+    the host sent (`compiled`, see minidebug_ahead), then serve runs: for each
     request on the `control` socket (`run`, with the report socket and the output pipe attached), fork a
     child (its own session, the pipe as stdout and stderr, the seccomp filter installed, dumpable again),
     send `pid N`, wait for it, end what else of the run is left in its own PID namespace (under bwrap), and
@@ -241,6 +248,9 @@ def serve(control):
     import inspect
 
     inspect.getmodule(compile("", "<warm>", "exec"))  # fills inspect's cache of the modules' files (tracebacks)
+    from minidebug_ahead import compile_ahead, install
+
+    _AHEAD_HOOKS[:] = install(compile_ahead(settings.get("compiled", [])))  # the task's files, never run here
 
     if threading.active_count() > 1:  # a pre-imported module started a thread: forking is not safe
         os.write(control, b"fresh a module imported before the run started a thread\n")

@@ -82,7 +82,7 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
                          collect_only=task.solution is None, project_pytest=is_pytest(prepared.eval_base),
                          learn=learn)
         if learn and run.outcomes is not None:  # what warm interpreters import ahead: no separate run for it
-            learn_modules(prepared.entry, prepared.eval_base, prepared.venv, run.venv_modules)
+            learn_modules(prepared.entry, prepared.eval_base, prepared.venv, run.venv_modules, run.tree_modules)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     output = "" if prepared.hidden_files else run.output[-2000:]  # an observation never shows hidden files

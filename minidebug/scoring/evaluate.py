@@ -20,6 +20,7 @@ from .counted import test_files
 from .evaltree import EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, copy_pristine, eval_tree, pytest_files_above
 from .ids import file_of_test, match_outcomes
 from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
+from .ahead import files_to_compile
 from .warm import WarmEval, learn_modules, learned_modules, learned_yet
 
 
@@ -139,6 +140,7 @@ def learn_from_pristine(workspace: Workspace, timeout: float, confinement: Confi
     without hidden files, that run taught them already.)"""
     prepared = workspace.prepared
     loaded: tuple[str, ...] = ()
+    imported: tuple[tuple[str, str], ...] = ()
     if not is_pytest(prepared.eval_base):  # whose evals import nothing ahead
         tree = empty_folder(eval_dir, EVAL_TREE)
         try:
@@ -147,13 +149,14 @@ def learn_from_pristine(workspace: Workspace, timeout: float, confinement: Confi
                 remove_entry(tree, rel)
             scratch = empty_folder(eval_dir, EVAL_SCRATCH)
             task = workspace.task
-            loaded = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
-                                timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                                learn=True, collect_only=True).venv_modules
+            run = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
+                             timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
+                             learn=True, collect_only=True)
+            loaded, imported = run.venv_modules, run.tree_modules
         finally:
             empty_folder(eval_dir, EVAL_TREE)
             empty_folder(eval_dir, EVAL_SCRATCH)
-    learn_modules(prepared.entry, prepared.eval_base, prepared.venv, loaded)
+    learn_modules(prepared.entry, prepared.eval_base, prepared.venv, loaded, imported)
 
 
 def start_warm_eval(workspace: Workspace, confinement: Confinement, folder: Path) -> WarmEval | None:
@@ -165,8 +168,11 @@ def start_warm_eval(workspace: Workspace, confinement: Confinement, folder: Path
     tree, scratch = folder / EVAL_TREE, folder / EVAL_SCRATCH  # emptied before each run
     for folder in (tree, scratch):
         folder.mkdir(exist_ok=True)
+    prepared = workspace.prepared
     return start_warm(tree, scratch, venv=workspace.venv, drivers=workspace.drivers, confinement=confinement,
-                      learned=learned_modules(workspace.prepared.entry))
+                      learned=learned_modules(prepared.entry),
+                      compiled=files_to_compile(prepared.entry, prepared.eval_base, tree,
+                                                frozenset(prepared.hidden_files)))
 
 
 def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement, warm: WarmEval | None,

@@ -40,16 +40,18 @@ class PytestRun:
     suspicious: tuple[str, ...] = ()  # signs that code under test reached into the runner (see minidebug_watch)
     forked: bool = False  # run in a child of a warm interpreter (see warm.py), not a fresh one
     venv_modules: tuple[str, ...] = ()  # modules the run loaded from the venv (what a warm one may import ahead)
+    tree_modules: tuple[tuple[str, str], ...] = ()  # files of the tree it imported (what a warm one compiles)
 
 
 def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinement: Confinement,
-               learned: list[str] = ()) -> WarmEval:
+               learned: list[str] = (), compiled: list[list[str]] = ()) -> WarmEval:
     """A warm eval interpreter (see warm.py) for runs in `tree` with `scratch`, confined as they are, that
-    also imports the venv's modules in `learned` ahead of the run."""
+    also imports the venv's modules in `learned` ahead of the run and compiles the task's files in
+    `compiled` (see ahead.py)."""
     env, preload = _environ(venv, scratch)
     argv = [str(venv / "bin" / "python"), "-s", "-B", str(drivers / "minidebug_eval.py"), "--warm"]
     return WarmEval(confinement, argv, env, tree, scratch, {"pycache": NO_BYTECODE, "learned": list(learned),
-                                                            "preload": list(preload)})
+                                                            "preload": list(preload), "compiled": list(compiled)})
 
 
 def is_pytest(pristine: Path) -> bool:
@@ -137,7 +139,14 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         return PytestRun(None, output, suspicious=tuple(findings), forked=forked is not None)
     return PytestRun(report["tests"], output, tuple(map(str, report.get("collect_errors", []))),
                      tuple(map(str, report.get("collected", []))), tuple(findings), forked is not None,
-                     tuple(map(str, report.get("venv_modules") or [])))
+                     tuple(map(str, report.get("venv_modules") or [])), _pairs(report.get("tree_modules")))
+
+
+def _pairs(value: object) -> tuple[tuple[str, str], ...]:
+    """The report's [path, kind] pairs, whatever else it holds left out."""
+    items = value if isinstance(value, list) else []
+    return tuple((item[0], item[1]) for item in items if isinstance(item, list) and len(item) == 2
+                 and isinstance(item[0], str) and isinstance(item[1], str))
 
 
 def _read_all(sock: socket.socket, into: list[bytes]) -> None:

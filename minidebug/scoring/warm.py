@@ -30,6 +30,7 @@ import re
 import selectors
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from ..sandbox import process, reaper
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import Completed
 from ..store import facts
+from . import ahead
 from ..store.locks import file_lock
 
 THREAD_STARTED = "a module imported before the run started a thread"  # the driver's words: forking is unsafe
@@ -73,7 +75,7 @@ class WarmEval:
             settings = {**settings, "filter": confinement.filter_program()}
             if self._bwrap:  # the interpreter ends what a run leaves in its sandbox (see minidebug_leftovers.py)
                 settings["host_pid_namespace"] = os.readlink("/proc/self/ns/pid")
-            self._control.sendall(json.dumps(settings).encode() + b"\n")
+            _send_in_background(self._control, json.dumps(settings).encode() + b"\n")
         except BaseException:
             child.close()
             self._control.close()
@@ -247,6 +249,17 @@ class WarmEval:
         self.close()
 
 
+def _send_in_background(channel: socket.socket, data: bytes) -> None:
+    """Send the settings (megabytes, with the files to compile) while the interpreter starts and reads them."""
+    def send() -> None:
+        try:
+            channel.sendall(data)
+        except OSError:  # the interpreter is gone (or was ended): its start fails the usual way
+            pass
+
+    threading.Thread(target=send, daemon=True).start()
+
+
 LEARNED_FILE = "warm-modules.json"  # in a task's cache entry: the venv's modules its tests load
 _MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _ALWAYS_IMPORTED = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"}
@@ -254,15 +267,18 @@ _ALWAYS_IMPORTED = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging
 
 def learned_yet(entry: Path) -> bool:
     """Whether `learn_modules` recorded the task entry's modules (perhaps none)."""
-    return facts.read(entry, LEARNED_FILE) is not None
+    return facts.read(entry, LEARNED_FILE) is not None and ahead.learned_yet(entry)
 
 
-def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ...]) -> None:
+def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ...],
+                  tree_modules: tuple[tuple[str, str], ...] = ()) -> None:
     """Record, once per task entry, the venv's modules a run of the task's own tests loaded (as the run
     reported them; see evaluate.learn_from_pristine): what its warm interpreters import ahead. Only names that
     are a file of the venv's site-packages are kept, and none whose top-level package the task's own tree has
-    (at its root or in `src/`), so a project installed in its venv is always imported from the tree."""
-    if learned_yet(entry):
+    (at its root or in `src/`), so a project installed in its venv is always imported from the tree. The
+    tree's files the run imported (`tree_modules`) are recorded too (see ahead.py)."""
+    ahead.learn(entry, tree_modules)
+    if facts.read(entry, LEARNED_FILE) is not None:
         return
     left_out = _ALWAYS_IMPORTED | {child.name.removesuffix(".py") for folder in (pristine, pristine / "src")
                                    if folder.is_dir() for child in folder.iterdir()}
