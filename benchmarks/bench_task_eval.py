@@ -1,13 +1,14 @@
 """A task's eval against plain pytest of the same tests in the same venv and tree, in the same run.
 
-    python benchmarks/bench_task_eval.py TASK [--runs 10] [--pause 1.0]
+    python benchmarks/bench_task_eval.py TASK [--runs 10] [--pause 1.0] [--solved]
 
 For a task folder (an imported SWE-bench instance, say): the eval step forked from a warm interpreter (the
 default) and fresh (`eval_mode="fresh"`), each after `--pause` seconds (an agent's turn), interleaved with the
 task's eval command run plainly in the episode's worktree, with the project on PYTHONPATH as pdb and bash
 have it: once as they run it (no bytecode written), once as a developer does (bytecode kept, in a cache
 folder of its own, written by one run first). Prints a Markdown table (median and p95 in milliseconds) and
-the tests each way passed, so a baseline that tested something else shows.
+the tests each way passed, so a baseline that tested something else shows. With `--solved`, the task's
+solution.patch is applied to the worktree first (the eval that ends a solved episode).
 """
 
 from __future__ import annotations
@@ -30,14 +31,17 @@ def main() -> None:
     parser.add_argument("task")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--pause", type=float, default=1.0)
+    parser.add_argument("--solved", action="store_true", help="apply the task's solution.patch first")
     args = parser.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="minidebug-bench-"))
     rows, passed = [], {}
     try:
         for mode in ("fork", "fresh"):
             with minidebug.make(args.task, cache_dir=cache, eval_mode=mode, max_steps=10**6,
-                                max_tokens=10**9) as env:
+                                max_tokens=10**9, terminate_on_success=False) as env:
                 env.reset()
+                if args.solved:  # the eval at the end of an episode that fixed the bug
+                    subprocess.run(["git", "apply", str(env.task.solution)], cwd=env.workspace.root, check=True)
                 info = env.step({"name": "eval"})[4]  # the first eval measures the counted tests
                 passed[f"eval ({mode})"] = f"{info.get('score')}/{info.get('max_score')}"
                 ws = env.workspace

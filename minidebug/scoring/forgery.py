@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 from typing import Iterable
 
 INTERNALS = ("_pytest", "pluggy")
@@ -21,34 +22,59 @@ MUTATORS = ("update", "setdefault", "pop", "popitem", "clear", "__setitem__", "_
 
 
 def changed_lines(before: str | None, after: str) -> set[int]:
-    """Line numbers (1-based) of `after` that are not in `before` as they were (all of them for a new file)."""
+    """Line numbers (1-based) of `after` that are not in `before` as they were (all of them for a new file).
+    The lines both share at the start and at the end are set aside first: an edit is local, and matching
+    thousands of lines costs far more than the edit."""
     new = after.splitlines()
     if before is None:
         return set(range(1, len(new) + 1))
+    old = before.splitlines()
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
     lines: set[int] = set()
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), new, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
     for tag, _, _, start, end in matcher.get_opcodes():
         if tag in ("replace", "insert"):
-            lines.update(range(start + 1, end + 1))
+            lines.update(range(head + start + 1, head + end + 1))
     return lines
+
+
+_SEEN: dict[tuple[str, str, str], list[str]] = {}  # findings of a (file, before, after) already looked at
+_SEEN_MAX = 512
 
 
 def findings(rel: str, before: str | None, after: str) -> list[str]:
     """What the change of Python file `rel` from `before` (None: a new file) to `after` shows, as
-    `rel:line: what`, for the lines the change added or altered."""
+    `rel:line: what`, for the lines the change added or altered. (Eval after eval sees the same changes: the
+    answer for one it looked at is kept, by the contents' digests.)"""
+    key = (rel, hashlib.sha256((before or "").encode("utf-8", "surrogatepass")).hexdigest() + str(before is None),
+           hashlib.sha256(after.encode("utf-8", "surrogatepass")).hexdigest())
+    if key not in _SEEN:
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[key] = _findings(rel, before, after)
+    return list(_SEEN[key])
+
+
+def _findings(rel: str, before: str | None, after: str) -> list[str]:
     try:
         tree = ast.parse(after)
     except (SyntaxError, ValueError):
         return []  # eval shows the syntax error; nothing of this file runs
+    candidates = [(node.lineno, what) for node in ast.walk(tree)
+                  if (what := _what(node)) and getattr(node, "lineno", None) is not None]
+    if not candidates:
+        return []
     lines = changed_lines(before, after)
     found: list[str] = []
-    for node in ast.walk(tree):
-        what = _what(node)
-        line = getattr(node, "lineno", None)
-        if what and line in lines:
-            finding = f"{rel}:{line}: {what}"
-            if finding not in found:
-                found.append(finding)
+    for line, what in candidates:
+        finding = f"{rel}:{line}: {what}"
+        if line in lines and finding not in found:
+            found.append(finding)
     return sorted(found, key=lambda f: int(f.split(":")[1]))
 
 
