@@ -18,8 +18,8 @@ attributes and file flags stay on a folder that is emptied; so `shmget`, `semget
 requests that set a file's flags (`chattr`), generation number, encryption or verity fail with EPERM for
 every program. (Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which
 stay allowed.) io_uring's operations (setxattr among them) never pass through a seccomp filter, so
-`io_uring_setup`, `io_uring_enter` and `io_uring_register` fail with EPERM for every program too. Under bwrap, whose PID namespace holds a program's processes together, the filter refuses
-only those.
+`io_uring_setup`, `io_uring_enter` and `io_uring_register` fail with EPERM for every program too. Under
+bwrap, whose PID namespace holds a program's processes together, the filter refuses only those.
 
 Landlock does not cover a file's mode, owner or times, so a program could change those of any file its
 user owns (every file, for root): under Landlock `chmod` and `chown` in all their forms fail with EPERM
