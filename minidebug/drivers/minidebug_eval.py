@@ -149,6 +149,7 @@ def run(fd, settings):
     task's tests load (`learned`) are imported ahead with pytest, from their bytecode; one that the
     project's folders would shadow is dropped again, so the project's own file is imported. With `runner`
     "django", the run is of `script` (relative to the tree) with `args` instead (see minidebug_unittest)."""
+    _not_dumpable()  # what the tests start (same user, no capability) cannot read or trace this process
     send, stream, flag = _sender(fd, settings.pop("nonce").encode())
     script = settings["script"] if settings.get("runner") == "django" else None
     learned = settings.get("learned", [])
@@ -231,7 +232,7 @@ def serve(control):
     the venv's modules the host learned that the task's tests use (`learned`), compile the task's own files
     the host sent (`compiled`, see minidebug_ahead), then serve runs: for each
     request on the `control` socket (`run`, with the report socket and the output pipe attached), fork a
-    child (its own session, the pipe as stdout and stderr, the seccomp filter installed, dumpable again),
+    child (its own session, the pipe as stdout and stderr, the seccomp filter installed, not dumpable),
     send `pid N`, wait for it, end what else of the run is left in its own PID namespace (under bwrap), and
     send `exit N CODE`. Returns the report descriptor in the child only, which then runs as a fresh process
     would. The warm parent never runs code of the project, reads no file once ready and is not dumpable, so
@@ -299,8 +300,8 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 def _become_child(libc, output, instructions, session_made):
     """In a forked child: a session of its own (then `session_made` is closed, which the parent waits for),
-    `output` as stdout and stderr, SIGKILL when the warm parent dies, dumpable as any fresh process, then
-    the seccomp filter the host built (see seccomp.py)."""
+    `output` as stdout and stderr, SIGKILL when the warm parent dies, not dumpable (as the warm parent, and
+    as a fresh run: see `run`), then the seccomp filter the host built (see seccomp.py)."""
     import ctypes
     import signal
 
@@ -309,7 +310,6 @@ def _become_child(libc, output, instructions, session_made):
     for target in (1, 2):
         os.dup2(output, target)
     os.close(output)
-    libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if instructions:
         class Instruction(ctypes.Structure):
@@ -324,6 +324,16 @@ def _become_child(libc, output, instructions, session_made):
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
                 libc.prctl(_PR_SET_SECCOMP, 2, ctypes.byref(program), 0, 0) != 0:
             os._exit(126)  # never run a child without the filter
+
+
+def _not_dumpable():
+    """No other process without a capability may read this one's memory (`/proc/PID/mem`,
+    `process_vm_readv`), trace it, or take its descriptors (`pidfd_getfd`): not the programs the tests
+    start, which run as the same user and could otherwise take the report's nonce and socket."""
+    import ctypes
+
+    if ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        os._exit(126)  # never run the tests in a process that others can read
 
 
 def _exit(code):

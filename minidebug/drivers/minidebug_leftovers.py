@@ -20,24 +20,29 @@ class SandboxState:
     only /tmp and /dev/shm are writable, the root, /dev and the hidden folders are read-only). `restore()`
     after each run kills every other process of the namespace, removes what the run added under /tmp and
     /dev/shm, sets each folder's mode and times back, and checks that those file systems hold exactly what
-    they held when the interpreter became ready. (System V IPC, message queues, keys and extended attributes
-    are refused to every program by the seccomp filter, so nothing else a run could leave stays there.)"""
+    they held when the interpreter became ready, and that the interpreter and the sandbox's init still have
+    the settings a run's uid 0 could write through /proc (`oom_score_adj`, `coredump_filter`, `autogroup`;
+    the seccomp filter lets no program change another's limits, priority or scheduling). (System V IPC,
+    message queues, keys and extended attributes are refused to every program by the seccomp filter, so
+    nothing else a run could leave stays there.)"""
 
     EMPTIED = ("/tmp/", "/dev/shm/")
     DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
     MAX_ENTRIES = 10000
+    PROCESS_FILES = ("oom_score_adj", "oom_adj", "coredump_filter", "autogroup")
 
     def __init__(self):
         with open("/proc/self/mounts") as mounts:
             self.mounts = sorted({fields[1] for fields in (line.split() for line in mounts) if fields[2] == "tmpfs"})
         self._entries()  # a folder's access time moves when it is first listed: the baseline is the second look
         self.baseline = self._entries()
+        self.settings = self._settings()
 
     def restore(self):
         """Whether the sandbox is as it was (else the interpreter must not serve another run)."""
         import stat
 
-        if self.baseline is None or not self._end_other_processes():
+        if self.baseline is None or not self._end_other_processes() or self._settings() != self.settings:
             return False
         entries = self._entries()
         if entries is None:
@@ -56,6 +61,25 @@ class SandboxState:
         except OSError:
             return False
         return self._entries() == self.baseline
+
+    def _settings(self):
+        """This process's and the namespace init's settings that /proc lets their owner write, and this
+        process's limits and priority."""
+        import resource
+
+        found = {}
+        for pid in ("self", "1"):
+            for name in self.PROCESS_FILES:
+                try:
+                    with open(f"/proc/{pid}/{name}") as file:
+                        found[pid, name] = file.read()
+                except OSError:
+                    found[pid, name] = None
+        for name in dir(resource):
+            if name.startswith("RLIMIT_"):
+                found[name] = resource.getrlimit(getattr(resource, name))
+        found["priority"] = os.getpriority(os.PRIO_PROCESS, 0)
+        return found
 
     def _end_other_processes(self):
         """SIGKILL every process of the namespace but this one and its init (pid 1, which the kernel spares),

@@ -18,8 +18,12 @@ attributes and file flags stay on a folder that is emptied; so `shmget`, `semget
 requests that set a file's flags (`chattr`), generation number, encryption or verity fail with EPERM for
 every program. (Python's own `multiprocessing` and `shared_memory` use files in /dev/shm instead, which
 stay allowed.) io_uring's operations (setxattr among them) never pass through a seccomp filter, so
-`io_uring_setup`, `io_uring_enter` and `io_uring_register` fail with EPERM for every program too. Under
-bwrap, whose PID namespace holds a program's processes together, the filter refuses only those.
+`io_uring_setup`, `io_uring_enter` and `io_uring_register` fail with EPERM for every program too, and the
+calls that set another process's limits, priority or scheduling (`prlimit64`, `setpriority`, `ioprio_set`,
+`sched_setparam`, `sched_setscheduler`, `sched_setaffinity`, `sched_setattr`) work on the caller alone
+(pid 0), since neither Landlock nor a shared user keeps a program off a warm interpreter or the host's
+processes there. Under bwrap, whose PID namespace holds a program's processes together, the filter refuses
+only those.
 
 Landlock does not cover a file's mode, owner or times, so a program could change those of any file its
 user owns (every file, for root): under Landlock `chmod` and `chown` in all their forms fail with EPERM
@@ -45,6 +49,13 @@ _LEFT_BEHIND = {"x86_64": (29, 64, 68, 240, 248, 249, 250, 188, 189, 190, 197, 1
                 "aarch64": (194, 190, 186, 180, 217, 218, 219, 5, 6, 7, 14, 15, 16, 463, 466)}
 # io_uring_setup, io_uring_enter, io_uring_register (the same numbers on both)
 _IO_URING = (425, 426, 427)
+# Calls that act on a process named by their arguments, allowed on the caller alone (each argument index must
+# hold the value given): prlimit64(0, ...); sched_setparam, sched_setscheduler, sched_setaffinity and
+# sched_setattr(0, ...); setpriority(PRIO_PROCESS, 0, ...); ioprio_set(IOPRIO_WHO_PROCESS, 0, ...)
+_SELF_ONLY = {"x86_64": ((302, ((0, 0),)), (142, ((0, 0),)), (144, ((0, 0),)), (203, ((0, 0),)), (314, ((0, 0),)),
+                         (141, ((0, 0), (1, 0))), (251, ((0, 1), (1, 0)))),
+              "aarch64": ((261, ((0, 0),)), (118, ((0, 0),)), (119, ((0, 0),)), (122, ((0, 0),)), (274, ((0, 0),)),
+                          (140, ((0, 0), (1, 0))), (30, ((0, 1), (1, 0))))}
 # chmod, fchmod, fchmodat, fchmodat2, chown, fchown, lchown, fchownat (arm64 has only the *at and f* forms)
 _OWNERSHIP = {"x86_64": (90, 91, 268, 452, 92, 93, 94, 260), "aarch64": (52, 53, 452, 54, 55)}
 # ioctl, and its requests that set what stays on a file or folder however it is emptied: FS_IOC_SETFLAGS and
@@ -59,6 +70,18 @@ _X32_BIT = 0x40000000  # x86-64's x32 ABI: same audit arch, numbers from here up
 _LOAD_WORD, _JUMP_IF_EQUAL, _JUMP_IF_AT_LEAST, _RETURN = 0x20, 0x15, 0x35, 0x06
 _ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+def _self_only(number: int, conditions: tuple[tuple[int, int], ...]) -> list[tuple[int, int, int, int]]:
+    """Instructions that allow syscall `number` only where each (argument index, value) holds, else EPERM."""
+    size = 4 * len(conditions) + 2  # what follows the first jump
+    code = [(_JUMP_IF_EQUAL, 0, size, number)]
+    for index, value in conditions:
+        low = 16 + 8 * index  # seccomp_data.args[index]: its low word, then its high word
+        at = len(code)  # the low word's load; the refusal is the block's last instruction, at `size`
+        code += [(_LOAD_WORD, 0, 0, low), (_JUMP_IF_EQUAL, 0, size - at - 2, value),
+                 (_LOAD_WORD, 0, 0, low + 4), (_JUMP_IF_EQUAL, 0, size - at - 4, 0)]
+    return code + [(_RETURN, 0, 0, _ALLOW), (_RETURN, 0, 0, _ERRNO | errno.EPERM)]
 
 
 class _Instruction(ctypes.Structure):
@@ -96,6 +119,8 @@ class ProgramFilter:
             code += [(_JUMP_IF_AT_LEAST, 0, 1, _X32_BIT), (_RETURN, 0, 0, _ERRNO | errno.EPERM)]  # x32: EPERM
         for number, error in refused:
             code += [(_JUMP_IF_EQUAL, 0, 1, number), (_RETURN, 0, 0, _ERRNO | error)]
+        for number, conditions in _SELF_ONLY[machine]:
+            code += _self_only(number, conditions)
         for number, index in _SET_TIMES[machine] if no_ownership else ():
             low = 16 + 8 * index  # seccomp_data.args[index], little-endian: its low word, then its high word
             code += [

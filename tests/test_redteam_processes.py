@@ -1,0 +1,105 @@
+"""A program the tests start cannot reach the eval driver (its memory, its descriptors, ptrace) nor change
+another process's limits, priority or scheduling; what a run's uid 0 could set on the warm interpreter
+through /proc ends that interpreter. Fresh and forked runs, every sandbox. Nothing here writes outside the
+sandbox but to processes the test itself started."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from minidebug.sandbox.choose import bwrap_works, landlock_works
+
+SANDBOXES = [None, pytest.param("landlock", marks=pytest.mark.skipif(not landlock_works(), reason="no Landlock")),
+             pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no usable bubblewrap"))]
+
+# Started by the test, as the agent's code would: what it can do to the driver, its parent.
+REACH = r'''
+import ctypes, os, resource, sys
+parent = os.getppid()
+libc = ctypes.CDLL(None, use_errno=True)
+seen = []
+try:
+    with open(f"/proc/{parent}/mem", "rb") as memory:
+        seen.append("mem opened")
+except OSError:
+    seen.append("mem refused")
+pidfd = libc.syscall(434, parent, 0)  # pidfd_open
+copied = libc.syscall(438, pidfd, 0, 0) if pidfd >= 0 else -1  # pidfd_getfd of its stdin
+seen.append("fd taken" if copied >= 0 else "fd refused")
+PTRACE_SEIZE = 0x4206
+seen.append("traced" if libc.ptrace(PTRACE_SEIZE, parent, 0, 0) == 0 else "trace refused")
+try:
+    resource.prlimit(parent, resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE))
+    seen.append("limits set")
+except OSError:
+    seen.append("limits refused")
+seen.append("priority set" if libc.setpriority(0, parent, os.getpriority(os.PRIO_PROCESS, parent)) == 0
+            else "priority refused")
+resource.setrlimit(resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE))  # its own: allowed
+os.nice(0)
+os.sched_setaffinity(0, os.sched_getaffinity(0))
+print(" ".join(seen))
+'''
+
+TEST = f'''
+import subprocess
+import sys
+
+REACH = {REACH!r}
+
+
+def test_reach():
+    done = subprocess.run([sys.executable, "-c", REACH], capture_output=True, text=True)
+    assert False, "REACH " + done.stdout.strip() + done.stderr.strip()[-300:]
+'''
+
+REFUSED = "REACH mem refused fd refused trace refused limits refused priority refused"
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_program_the_tests_start_cannot_reach_the_driver_or_change_another_process(make_env, task_dir, sandbox):
+    env = make_env(task_dir({"test_reach.py": TEST}, toml='description = "d"\neval = "python -m pytest -q"\n'),
+                   sandbox=sandbox, terminate_on_success=False)
+    env.reset()
+    results = [env.evaluate() for _ in range(3)]
+    assert [r.forked for r in results] == [False, True, True]
+    # Root with no sandbox keeps its capabilities (CAP_SYS_PTRACE among them): nothing holds it off the driver.
+    expected = "limits refused priority refused" if sandbox is None and os.geteuid() == 0 else REFUSED
+    for result in results:
+        assert expected in result.output, result.output[-3000:]
+
+
+def test_unconfined_the_same_program_reaches_its_parent():
+    """What the filter and the driver's settings take away: as its own child, the program does all of it."""
+    done = subprocess.run([sys.executable, "-c", f"import subprocess, sys; subprocess.run([sys.executable, "
+                           f"'-c', {REACH!r}])"], capture_output=True, text=True)
+    assert "mem opened" in done.stdout and "limits set" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="no usable bubblewrap")
+def test_under_bwrap_a_setting_a_run_writes_on_the_warm_interpreter_reaches_no_later_run(make_env, task_dir):
+    test = """
+import os
+
+
+def test_parent_setting():
+    path = f"/proc/{os.getppid()}/oom_score_adj"
+    with open(path) as file:
+        value = file.read().strip()
+    try:
+        with open(path, "w") as file:  # the run's parent: a process of the sandbox (the warm interpreter)
+            file.write("500")
+    except OSError:
+        pass
+    assert value != "500", "a setting an earlier run made"
+"""
+    env = make_env(task_dir({"test_setting.py": test}, toml='description = "d"\neval = "python -m pytest -q"\n'),
+                   sandbox="bwrap", terminate_on_success=False)
+    env.reset()
+    results = [env.evaluate() for _ in range(4)]
+    assert [r.tests for r in results] == [{"test_setting.py::test_parent_setting": "passed"}] * 4, \
+        results[-1].output[-2000:]
