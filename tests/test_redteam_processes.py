@@ -103,3 +103,37 @@ def test_parent_setting():
     results = [env.evaluate() for _ in range(4)]
     assert [r.tests for r in results] == [{"test_setting.py::test_parent_setting": "passed"}] * 4, \
         results[-1].output[-2000:]
+
+
+INIT = r'''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+try:
+    open("/proc/1/mem", "rb").close()
+    seen = "mem opened"
+except OSError:
+    seen = "mem refused"
+print(seen, "traced" if libc.ptrace(0x4206, 1, 0, 0) == 0 else "trace refused")
+'''
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="no usable bubblewrap")
+def test_under_bwrap_a_forked_run_cannot_trace_the_sandboxs_first_process(make_env, task_dir):
+    """bwrap's own init runs with no seccomp filter: traced, it would make any call for the run. A warm
+    interpreter is its sandbox's first process instead, and it is not dumpable."""
+    test = f'''
+import subprocess
+import sys
+
+
+def test_init():
+    done = subprocess.run([sys.executable, "-c", {INIT!r}], capture_output=True, text=True)
+    assert False, "INIT " + done.stdout.strip()
+'''
+    env = make_env(task_dir({"test_init.py": test}, toml='description = "d"\neval = "python -m pytest -q"\n'),
+                   sandbox="bwrap", terminate_on_success=False)
+    env.reset()
+    env.evaluate()
+    for _ in range(2):
+        result = env.evaluate()
+        assert result.forked and "INIT mem refused trace refused" in result.output, result.output[-2000:]

@@ -356,11 +356,13 @@ def _exit(code):
 
 def main():
     fd = int(os.environ.pop("MINIDEBUG_EVAL_FD"))
+    os.set_inheritable(fd, False)  # no program the tests start gets the report socket
     if sys.argv[1:] == ["--warm"]:
         fd = serve(fd)
         if fd is None:
             sys.exit(0)
         sys.argv = sys.argv[:1]
+        os.set_inheritable(fd, False)
     _exit(run(fd, _receive(fd)))
 
 

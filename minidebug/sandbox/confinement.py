@@ -74,14 +74,15 @@ class Confinement:
             self._filter = seccomp.ProgramFilter(keep_group=sandbox != "bwrap", no_sockets=sandbox == "landlock",
                                                  no_ownership=sandbox == "landlock")
 
-    def command(self, argv: list[str], writable: list[Path], cwd: Path) -> list[str]:
-        """argv, inside bwrap when that is the sandbox, with only `writable` writable."""
+    def command(self, argv: list[str], writable: list[Path], cwd: Path, init: bool = False) -> list[str]:
+        """argv, inside bwrap when that is the sandbox, with only `writable` writable; with `init`, argv is the
+        sandbox's first process (no process of bwrap's own shares its PID namespace)."""
         if self.sandbox != "bwrap":
             return list(argv)
         from .mounts import bwrap_command
 
         return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv,
-                             devices=self._device_binds())
+                             devices=self._device_binds(), init=init)
 
     def _device_binds(self) -> list[str]:
         """Run by root: bwrap's arguments that bind device nodes of this confinement's own over the host's
@@ -163,10 +164,10 @@ class Confinement:
         return list(self._filter.instructions) if self._filter is not None else None
 
     def prepare(self, argv: list[str], env: dict[str, str], writable: list[Path], cwd: Path,
-                seccomp_filter: bool = True) -> Launch:
+                seccomp_filter: bool = True, init: bool = False) -> Launch:
         """What it takes to start argv confined: the command line, the environment (with the episode's
-        token), the function to run before exec and the descriptors it needs."""
-        return Launch(self.command(argv, writable, cwd), {**env, STRAY_VARIABLE: self.token},
+        token), the function to run before exec and the descriptors it needs (`init`: see `command`)."""
+        return Launch(self.command(argv, writable, cwd, init), {**env, STRAY_VARIABLE: self.token},
                       self.preexec(writable, seccomp_filter), self.inherited_fds(writable))
 
     def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, writable: list[Path],

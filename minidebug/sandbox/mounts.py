@@ -96,9 +96,12 @@ def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path], cwd: Path,
-                  venv: Path, devices: list[str] = ()) -> list[str]:
+                  venv: Path, devices: list[str] = (), init: bool = False) -> list[str]:
     """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable;
-    `devices` the arguments that bind device nodes of the sandbox's own over `/dev`'s (see devices.py)."""
+    `devices` the arguments that bind device nodes of the sandbox's own over `/dev`'s (see devices.py). With
+    `init`, argv is the PID namespace's first process (`--as-pid-1`): else bwrap's own init is, which runs
+    with no seccomp filter and can be traced by the programs (a warm interpreter's runs) that share its
+    user."""
     command = [shutil.which("bwrap") or "bwrap", *BWRAP_USER, "--unshare-net", "--unshare-pid", "--unshare-ipc",
                "--unshare-uts", "--die-with-parent"]
     for folder in SYSTEM_DIRS:
@@ -123,4 +126,4 @@ def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path]
         command += ["--ro-bind", str(path), str(path)]
     for path in writable:
         command += ["--bind", str(path), str(path)]
-    return command + ["--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
+    return command + ["--remount-ro", "/", "--chdir", str(cwd), *(["--as-pid-1"] if init else []), "--", *argv]

@@ -71,7 +71,7 @@ class WarmEval:
         self.reason = ""
         try:
             launch = confinement.prepare(argv, {**env, "MINIDEBUG_EVAL_FD": str(child.fileno())},
-                                         [tree, scratch], tree, seccomp_filter=False)
+                                         [tree, scratch], tree, seccomp_filter=False, init=True)
             settings = {**settings, "filter": confinement.filter_program()}
             if self._bwrap:  # the interpreter ends what a run leaves in its sandbox (see minidebug_leftovers.py)
                 settings["host_pid_namespace"] = os.readlink("/proc/self/ns/pid")
