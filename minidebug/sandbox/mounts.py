@@ -99,9 +99,9 @@ def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path]
                   venv: Path, devices: list[str] = (), init: bool = False) -> list[str]:
     """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable;
     `devices` the arguments that bind device nodes of the sandbox's own over `/dev`'s (see devices.py). With
-    `init`, argv is the PID namespace's first process (`--as-pid-1`): else bwrap's own init is, which runs
-    with no seccomp filter and can be traced by the programs (a warm interpreter's runs) that share its
-    user."""
+    `init`, argv is the PID namespace's first process (`--as-pid-1`), for a program started without the
+    seccomp filter that installs it in each process it forks (a warm interpreter): else bwrap's own init,
+    unfiltered then, would share its runs' namespace, and they could trace it."""
     command = [shutil.which("bwrap") or "bwrap", *BWRAP_USER, "--unshare-net", "--unshare-pid", "--unshare-ipc",
                "--unshare-uts", "--die-with-parent"]
     for folder in SYSTEM_DIRS:
