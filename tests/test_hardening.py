@@ -99,7 +99,7 @@ env.reset()
 env.step({"name": "eval"})
 env.step({"name": "pdb", "arguments": {"command": "q"}})
 tool = env.tools["pdb"]
-print("ready", env._evals.room is not None and env._evals.room.ready, tool.spare is not None and tool.spare.alive, flush=True)
+print("ready", env._evals.ready, tool.spare is not None and tool.spare.alive, flush=True)
 time.sleep(600)
 """
 

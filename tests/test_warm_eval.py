@@ -59,10 +59,13 @@ def warm_interpreters() -> list[str]:
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_evals_after_the_first_fork_from_a_warm_interpreter_with_the_same_outcomes(make_env, task_dir, sandbox):
-    env = make_env(task_dir(WHO), sandbox=sandbox)
-    env.reset()
-    first = env.evaluate()  # the first eval of an env runs fresh
+    task = task_dir(WHO)
+    fresh = make_env(task, sandbox=sandbox, eval_mode="fresh")
+    fresh.reset()
+    first = fresh.evaluate()
     assert not first.forked and "--warm" not in first.output
+    env = make_env(task, sandbox=sandbox)
+    env.reset()  # the task's tests are known now: its warm interpreter starts here
     second = env.evaluate()
     assert second.forked and "minidebug_eval.py --warm" in second.output
     assert second.tests == first.tests == {"test_calc.py::test_add": "failed", "test_calc.py::test_parent": "failed"}
@@ -511,7 +514,7 @@ def test_a_pytest_file_left_above_the_eval_tree_stops_the_score(make_env, calc_t
     env = make_env(calc_task, sandbox=None, terminate_on_success=False)
     env.reset()
     env.evaluate()
-    room = env._evals.room.dir
+    room = env._evals.pool._idle[0].dir
     (room / "pytest.ini").write_text("[pytest]\n")
     (room / "conftest.py").write_text("raise SystemExit('planted')\n")
     result = env.evaluate()

@@ -62,9 +62,9 @@ class EnvConfig(BaseModel):
     eval_mode: Optional[Literal["fork", "fresh"]] = Field(
         None,
         description='How eval starts pytest: "fork" from a warm interpreter that imported pytest and its '
-                    'plugins ahead of the eval (started after the env\'s first eval, or at reset() with a '
-                    '`warm_pool`, confined as eval is, serving eval after eval, kept across reset(); it turns '
-                    'itself off where forking is not safe), with the next pdb session (and '
+                    'plugins ahead of the eval (started at reset(), or after the task\'s first eval on the machine, '
+                    'confined as eval is, serving eval after eval, shared by the envs of one venv and settings; it '
+                    'turns itself off where forking is not safe), with the next pdb session (and '
                     'trace/inspect run) started ahead once the tool was used (see [How it works](#how-it-works)); '
                     'or "fresh", a new interpreter per eval and per pdb start. Default None: the task\'s '
                     '`eval_mode`, else "fork".')

@@ -196,7 +196,7 @@ class DebugEnv:
             self._closed = True
             for tool in self.tools.values():
                 tool.close()
-            self._evals.close(keep=not self._tampered)
+            self._evals.close()
             if self.confinement is not None:
                 if self.workspace is not None:
                     self.confinement.kill_strays([self.workspace.dir])
@@ -314,7 +314,7 @@ class DebugEnv:
         try:
             result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder)
         finally:
-            self._evals.give_back(warm)  # what left the run's group ends; the interpreter serves the next run
+            self._evals.give_back(warm, keep=not self._tampered)  # the interpreter serves the next run
         if not (result.success and self.config.terminate_on_success):  # else the episode ends here
             self._start_warm()
         if self.config.strict and result.suspicious and result.score:

@@ -26,11 +26,10 @@ NOT_FIELDS = {
     "task": "Path of a task folder (task.toml and repo/, or a debug-gym folder), name of a bundled task, or a "
             "loaded `Task`.",
     "bash": "Also offer the `bash` tool (added to `tools`). Default False.",
-    "warm_pool": "A `minidebug.WarmPool`: at close() the env leaves its warm eval interpreter there (if it is "
-                 "ready), and at reset() takes one a closed env of the same venv and settings left (or starts "
-                 "its own at once), so its first eval is forked too and skips the interpreter start and the "
-                 "imports (fork mode; see [How it works](#how-it-works)). Default None: the env's warm "
-                 "interpreter starts after its first eval and ends with it.",
+    "warm_pool": "A `minidebug.WarmPool` whose warm eval interpreters the env borrows, one per eval (fork mode; "
+                 "see [How it works](#how-it-works)): they outlive the env, so the next env of the same venv and "
+                 "settings finds one waiting and its first eval skips the interpreter start and the imports. "
+                 "Default None: the process's shared pool, whose interpreters end once no open env uses them.",
     "requirements": "More pip requirements for the task's venv (e.g. a package a debug-gym folder needs); a "
                     "venv with them is built once and cached, and the task's content hash includes them. "
                     "Default: none.",

@@ -1,24 +1,26 @@
-"""Where an env's evals run in fork mode: a folder and a confinement of their own, and the next eval's warm
-interpreter (see warm.py).
+"""Where evals run in fork mode: rooms, each a folder and a confinement of its own with the warm interpreter
+of the next eval (see warm.py), shared by the envs of one venv and settings.
 
-The room is apart from the episode's folder and pids cgroup, so reset(), which ends every process of the
-episode, leaves the warm interpreter alone: it ran no code of the project and nothing of a run reaches it
-(see warm.py; the eval tree and the run's HOME and TMPDIR are emptied after each), so the first eval after
-a reset is as fast as any other. A `WarmPool` goes further: it keeps the room of an env that closed,
-with its warm interpreter ready, for the next env of the same venv and settings, whose first eval then skips
-the interpreter start and the imports too (a batch of episodes, an RL trainer's workers). `ForkedEvals`
-is an env's hold on its room: where it comes from, when its interpreter starts, where it goes at close.
+A room is apart from any episode's folder and pids cgroup, so reset(), which ends every process of the
+episode, leaves its warm interpreter alone: it ran no code of a project and nothing of a run reaches it (see
+warm.py; the eval tree and the run's HOME and TMPDIR are emptied after each). Nor does a room belong to an
+episode: every eval lays its tree anew, so an env borrows a room from its `WarmPool` for one eval and gives
+it back. Envs at rest hold no warm interpreter of their own (a few waiting rooms serve many envs, in
+memory), and a room outlives the env that made it, so the next env's first eval skips the interpreter
+start and the imports too (a batch of episodes, an RL trainer's workers). `ForkedEvals` is an env's use
+of its pool: when a room is started, taken, given back.
 
 A room's folder is a temp dir with an owner file, as an episode's (`ROOM_PREFIX` for `EPISODE_PREFIX`), so
 `minidebug gc` removes it and the processes working in it after a crash; its pids cgroup is named after the
 owning process too.
 """
-
 from __future__ import annotations
 
+import atexit
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +64,7 @@ class EvalRoom:
             remove_tree(self.dir)
             raise
         self.warm: WarmEval | None = None
+        self.entry: Path | None = None  # the task entry whose files its warm interpreter compiled ahead
         self._closed = False
 
     def take_warm(self) -> WarmEval | None:
@@ -116,43 +119,98 @@ class EvalRoom:
 
 
 class WarmPool:
-    """Rooms (with their warm interpreters) of envs that closed, handed to the next env of the same venv and
-    settings: pass it to `make(warm_pool=...)`. Holds at most `max_idle` rooms (the oldest go first); what it
-    holds lives until `close()` or the end of a `with` block, and dies with the process.
+    """Eval rooms, each with its warm interpreter, shared by the envs of one venv and settings: an env borrows
+    one for each eval and gives it back, so envs at rest hold none, and a room outlives the env that made it.
+
+    Every env in fork mode uses one: pass your own to `make(warm_pool=...)` to keep rooms past the envs that
+    used them (a trainer making env after env); an env without one uses the process's shared pool, whose
+    rooms end once no open env uses it. Holds at most `max_idle` idle rooms (the least recently used go
+    first), and more while evals run at once; what it holds lives until `close()` or the end of a `with`
+    block, and dies with the process.
     """
 
-    def __init__(self, max_idle: int = 4):
+    def __init__(self, max_idle: int = 4, *, close_unused: bool = False):
         self.max_idle = max_idle
+        self._close_unused = close_unused
         self._idle: list[EvalRoom] = []
+        self._short: dict[RoomKey, int] = {}  # evals that found every room of their key busy, per key
+        self._users = 0
         self._lock = threading.Lock()
         self._closed = False
 
-    def take(self, key: RoomKey, learned: list[str]) -> EvalRoom | None:
-        """An idle room of `key` whose warm interpreter is ready and imported the modules `learned`, or None."""
+    def attach(self) -> None:
+        """An env uses the pool (until `detach`)."""
         with self._lock:
-            for room in self._idle:
-                if room.key == key and room.ready and room.warm.learned == list(learned):
-                    self._idle.remove(room)
-                    return room
-        return None
+            self._users += 1
+
+    def detach(self) -> None:
+        """An env closed; the last one out closes the idle rooms of a pool made with `close_unused`."""
+        with self._lock:
+            self._users -= 1
+            dropped = []
+            if self._users <= 0 and self._close_unused:
+                dropped, self._idle, self._short = self._idle, [], {}
+        for room in dropped:
+            room.close()
+
+    def take(self, key: RoomKey, learned: list[str], entry: Path | None = None) -> EvalRoom | None:
+        """An idle room of `key` whose warm interpreter is ready and imported the modules `learned` (one that
+        compiled ahead the files of the task entry `entry`, where one waits), or None."""
+        with self._lock:
+            found = [room for room in self._idle
+                     if room.key == key and room.ready and room.warm.learned == list(learned)]
+            if not found:
+                self._short[key] = self._short.get(key, 0) + 1
+                return None
+            room = next((room for room in found if room.entry == entry), found[-1])
+            self._idle.remove(room)
+            return room
+
+    def provide(self, key: RoomKey, learned: list[str], entry: Path | None,
+                start: Callable[[EvalRoom], WarmEval | None]) -> None:
+        """Make sure a room of `key` whose warm interpreter imports `learned` waits for the next eval (one
+        more where an eval found them all busy): `start(room)` starts one in an idle room that has none (or
+        whose interpreter imports what the task's tests loaded before they were learned), or in a new room."""
+        with self._lock:
+            if self._closed:
+                return
+            waiting = any(room.key == key and room.ready and room.warm.learned == list(learned)
+                          for room in self._idle)
+            if waiting and not self._short.get(key):
+                return
+            self._short.pop(key, None)
+            room = next((room for room in self._idle if room.key == key and not (  # an idle one to start in
+                room.ready and (room.entry != entry or room.warm.learned == list(learned)))), None)
+            if room is not None:
+                self._idle.remove(room)
+        try:
+            if room is None:
+                room = EvalRoom(key)
+            else:
+                room.end_warm()
+            room.warm, room.entry = start(room), entry
+        except (OSError, MinidebugError):  # the next eval runs fresh
+            pass
+        if room is not None:
+            self.keep(room)
 
     def keep(self, room: EvalRoom) -> None:
-        """Keep a closing env's room if its warm interpreter is ready (else close it)."""
+        """Hold a room between evals (or close it, if the pool is closed)."""
         dropped = [room]
-        if room.ready:
-            with self._lock:
-                if not self._closed:
-                    self._idle.append(room)
-                    dropped = self._idle[:-self.max_idle] if len(self._idle) > self.max_idle else []
-                    del self._idle[:len(dropped)]
+        with self._lock:
+            if not self._closed:
+                self._idle.append(room)
+                dropped = self._idle[:-self.max_idle] if len(self._idle) > self.max_idle else []
+                del self._idle[:len(dropped)]
         for old in dropped:
             old.close()
 
-    def discard(self, venv: Path) -> None:
-        """Close the idle rooms of a venv that was rebuilt: their warm interpreters imported the old one."""
+    def discard(self, venv: Path | None = None, drivers: Path | None = None) -> None:
+        """Close the idle rooms of a venv (or drivers folder) a program changed: their warm interpreters
+        imported it as it was."""
         with self._lock:
-            dropped = [room for room in self._idle if room.key.venv == venv]
-            self._idle = [room for room in self._idle if room.key.venv != venv]
+            dropped = [room for room in self._idle if room.key.venv == venv or room.key.drivers == drivers]
+            self._idle = [room for room in self._idle if room not in dropped]
         for room in dropped:
             room.close()
 
@@ -171,74 +229,101 @@ class WarmPool:
         self.close()
 
 
+_SHARED: list[WarmPool] = []  # the process's pool for envs made without one
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool() -> WarmPool:
+    """The process's pool for envs made without one: up to one idle room per core, closed when no env uses it
+    and at exit."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            pool = WarmPool(max_idle=max(2, os.cpu_count() or 1), close_unused=True)
+            owner = os.getpid()
+            atexit.register(lambda: os.getpid() == owner and pool.close())
+            _SHARED.append(pool)
+        return _SHARED[0]
+
+
+def _forget_shared() -> None:
+    """In a forked child: the parent's rooms and interpreters are not the child's to use or end."""
+    global _SHARED_LOCK
+    _SHARED.clear()
+    _SHARED_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_shared)
+
+
 class ForkedEvals:
-    """An env's evals in fork mode: its room (see `EvalRoom`), taken from `pool` where one waits there and
-    handed to it at close, and whether forking still holds for the env (`fork`: off for good once a venv's
-    imports start a thread)."""
+    """An env's evals in fork mode: a room of its pool (see `WarmPool`) borrowed for each, and whether
+    forking still holds for the env (`fork`: off for good once a venv's imports start a thread)."""
 
     def __init__(self, fork: bool, pool: WarmPool | None):
-        self.fork, self.pool = fork, pool
-        self.room: EvalRoom | None = None
+        self.fork = fork
+        self.pool = pool if pool is not None else shared_pool()
+        self.pool.attach()
+        self._key: RoomKey | None = None
+        self._entry: Path | None = None
+        self._room: EvalRoom | None = None  # the room of the eval running
+        self._closed = False
 
     def start_warm(self, task: Task, workspace: Workspace, sandbox: str | None, limits: Limits,
                    measured: bool) -> None:
-        """Make sure the next eval has a warm interpreter: from the pool, where a room of the same venv and
-        settings waits there, else started in the background; an env without a pool starts one only once
-        its first eval `measured` what it needs (that eval runs fresh), with a pool at once (its room goes
-        to the pool at close, for the next env)."""
-        if not self.fork:
-            return
+        """Make sure the next eval finds a warm interpreter in the pool, started in the background if none
+        waits there; before the task's first eval on this machine `measured` what its tests need, none is
+        started (that eval runs fresh)."""
         prepared = workspace.prepared
-        key = RoomKey(prepared.venv, prepared.drivers, sandbox,
-                      (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
-        if self.room is not None and self.room.key != key:  # the venv was rebuilt elsewhere
-            self.room.close()
-            self.room = None
-        pooled = self.pool is not None and counted_known(task, prepared)
-        if self.room is None and pooled:
-            self.room = self.pool.take(key, learned_modules(prepared.entry))
-        if not measured and self.room is None and not pooled:
-            return
-        try:
-            if self.room is None:
-                self.room = EvalRoom(key)
-            if self.room.warm is None:
-                self.room.warm = start_warm_eval(workspace, self.room.confinement, self.room.dir)
-        except (OSError, MinidebugError):  # the next eval runs fresh
-            pass
+        self._key = RoomKey(prepared.venv, prepared.drivers, sandbox,
+                            (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
+        self._entry = prepared.entry
+        if self.fork and not self._closed and (measured or counted_known(task, prepared)):
+            self.pool.provide(self._key, learned_modules(prepared.entry), prepared.entry,
+                              lambda room: start_warm_eval(workspace, room.confinement, room.dir))
+
+    @property
+    def ready(self) -> bool:
+        """Whether a room with a ready warm interpreter waits in the pool for the env's next eval."""
+        return self._key is not None and any(room.key == self._key and room.ready for room in self.pool._idle)
 
     def take(self, stale: bool) -> tuple[WarmEval | None, EvalRoom | None]:
         """For one eval: the warm interpreter (None where there is none, or where `stale`: it may have imported
         what a program changed) and the room the eval runs in (None: the episode's own confinement)."""
-        warm = self.room.take_warm() if self.room is not None else None
-        if warm is not None and stale:
-            warm.close()
-            warm = None
-        return warm, self.room
+        if stale:
+            self.end_warm()
+        if not self.fork or self._key is None or self._closed:
+            return None, None
+        self._room = self.pool.take(self._key, learned_modules(self._entry), self._entry)
+        if self._room is None:
+            return None, None
+        return self._room.take_warm(), self._room
 
-    def give_back(self, warm: WarmEval | None) -> None:
-        """After the eval: the room's again (see `EvalRoom.give_back`)."""
+    def give_back(self, warm: WarmEval | None, keep: bool = True) -> None:
+        """After the eval: end what the run left (see `EvalRoom.give_back`); the room goes back to the pool
+        where `keep` (nothing was tampered with), else it closes."""
         if warm is not None:
             self.fork = self.fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
-        if self.room is not None:
-            self.room.give_back(warm)
-        elif warm is not None:
-            warm.close()
-
-    def end_warm(self, rebuilt_venv: Path | None = None) -> None:
-        """End the warm interpreter (it may have imported what a program changed); with `rebuilt_venv`, the
-        pool's rooms of that venv go too."""
-        if self.room is not None:
-            self.room.end_warm()
-        if rebuilt_venv is not None and self.pool is not None:
-            self.pool.discard(rebuilt_venv)
-
-    def close(self, keep: bool) -> None:
-        """The room goes to the pool (where `keep`: nothing was tampered with) or is closed. Idempotent."""
-        room, self.room = self.room, None
+        room, self._room = self._room, None
         if room is None:
+            if warm is not None:
+                warm.close()
             return
-        if self.pool is not None and keep:
-            self.pool.keep(room)  # for the next env of the same venv and settings
+        room.give_back(warm)
+        if keep:
+            self.pool.keep(room)
         else:
             room.close()
+
+    def end_warm(self, rebuilt_venv: Path | None = None) -> None:
+        """A program changed what warm interpreters import (the venv, rebuilt: `rebuilt_venv`; or the
+        drivers): the pool's idle rooms of the env's venv and drivers close."""
+        if self._key is not None:
+            self.pool.discard(self._key.venv, self._key.drivers)
+        if rebuilt_venv is not None:
+            self.pool.discard(rebuilt_venv)
+
+    def close(self) -> None:
+        """Stop using the pool. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self.pool.detach()
