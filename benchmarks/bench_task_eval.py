@@ -4,7 +4,7 @@
 
 For a task folder (an imported SWE-bench instance, say): the eval step forked from a warm interpreter (the
 default) and fresh (`eval_mode="fresh"`), each after `--pause` seconds (an agent's turn), interleaved with the
-task's eval command run plainly in the episode's worktree, with the project on PYTHONPATH as pdb and bash
+task's eval command run plainly (each after a pause too) in the episode's worktree, with the project on PYTHONPATH as pdb and bash
 have it: once as they run it (no bytecode written), once as a developer does (bytecode kept, in a cache
 folder of its own, written by one run first). Prints a Markdown table (median and p95 in milliseconds) and
 the tests each way passed, so a baseline that tested something else shows. With `--solved`, the task's
@@ -54,6 +54,7 @@ def main() -> None:
                     time.sleep(args.pause)
                     ours += timed(lambda: env.step({"name": "eval"}), 1)
                     for baseline, variables in ((bare, environ), (bare_cached, cached)):
+                        time.sleep(args.pause)  # what the env does after an eval is not the baseline's cost
                         start = time.perf_counter()
                         done = subprocess.run(env.task.eval_command, cwd=ws.root, env=variables,
                                               capture_output=True, text=True)

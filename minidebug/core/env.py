@@ -309,10 +309,11 @@ class DebugEnv:
             notes.append("the task's pristine files had been changed by a program and were written again")
         counted = self._counted()
         # a warm interpreter that may have imported what a program had changed is not used
-        warm, room = self._evals.take(stale=bool(notes) or tampered_before != self._tampered)
+        warm, ahead, room = self._evals.take(stale=bool(notes) or tampered_before != self._tampered)
         confinement, folder = (room.confinement, room.dir) if room is not None else (self.confinement, None)
         try:
-            result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder)
+            result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder,
+                              ahead)
         finally:
             self._evals.give_back(warm, keep=not self._tampered)  # the interpreter serves the next run
         if not (result.success and self.config.terminate_on_success):  # else the episode ends here

@@ -33,7 +33,7 @@ from ..workspace.safefs import remove_entry
 from ..workspace.worktree import Workspace
 from .counted import counted_known
 from .evaluate import start_warm_eval
-from .evaltree import EVAL_SCRATCH, EVAL_TREE
+from .evaltree import EVAL_SCRATCH, EVAL_TREE, LaidAhead
 from .warm import THREAD_STARTED, WarmEval, learned_modules
 
 ROOM_PREFIX = "minidebug-room-"
@@ -50,7 +50,8 @@ class RoomKey:
 
 
 class EvalRoom:
-    """A folder (see `dir`) and a confinement for an env's evals, with the warm interpreter of the next one."""
+    """A folder (see `dir`) and a confinement for evals, with the warm interpreter of the next one and the
+    pristine tree laid ahead for it."""
 
     def __init__(self, key: RoomKey):
         self.key = key
@@ -65,12 +66,17 @@ class EvalRoom:
             raise
         self.warm: WarmEval | None = None
         self.entry: Path | None = None  # the task entry whose files its warm interpreter compiled ahead
+        self.ahead: LaidAhead | None = None  # the next eval's pristine tree, being laid
+        self.owner: object = None  # see WarmPool.release
+        self.released = False
         self._closed = False
 
-    def take_warm(self) -> WarmEval | None:
-        """The warm interpreter, for one eval: the room has none until `give_back` (or the env starts one)."""
+    def take_warm(self) -> tuple[WarmEval | None, LaidAhead | None]:
+        """The warm interpreter and the pristine tree laid ahead, for one eval: the room has neither until
+        `give_back` (or the pool starts or lays one)."""
         warm, self.warm = self.warm, None
-        return warm
+        ahead, self.ahead = self.ahead, None
+        return warm, ahead
 
     def give_back(self, warm: WarmEval | None) -> None:
         """After an eval (forked from `warm`, or fresh where None): end what the run left in the room's
@@ -98,6 +104,9 @@ class EvalRoom:
     def end_warm(self) -> None:
         """End the warm interpreter (the venv or the drivers changed under it), and anything of a run left in
         the room's cgroup or folder."""
+        if self.ahead is not None:
+            self.ahead.wait()
+            self.ahead = None
         if self.warm is not None:
             self.warm.close()
             self.warm = None
@@ -120,57 +129,54 @@ class EvalRoom:
 
 class WarmPool:
     """Eval rooms, each with its warm interpreter, shared by the envs of one venv and settings: an env borrows
-    one for each eval and gives it back, so envs at rest hold none, and a room outlives the env that made it.
+    one for each eval and gives it back, so envs at rest hold none of their own.
 
-    Every env in fork mode uses one: pass your own to `make(warm_pool=...)` to keep rooms past the envs that
-    used them (a trainer making env after env); an env without one uses the process's shared pool, whose
-    rooms end once no open env uses it. Holds at most `max_idle` idle rooms (the least recently used go
+    Every env in fork mode uses one. An env made without one uses the process's shared pool, where a room
+    ends with the env that made it (and another open env may borrow it until then). Pass your own to
+    `make(warm_pool=...)` to keep rooms past the envs that made them (a trainer making env after env: the
+    next env's first eval finds one waiting). Holds at most `max_idle` idle rooms (the least recently used go
     first), and more while evals run at once; what it holds lives until `close()` or the end of a `with`
     block, and dies with the process.
     """
 
-    def __init__(self, max_idle: int = 4, *, close_unused: bool = False):
+    def __init__(self, max_idle: int = 4):
         self.max_idle = max_idle
-        self._close_unused = close_unused
         self._idle: list[EvalRoom] = []
+        self._busy: set[EvalRoom] = set()
         self._short: dict[RoomKey, int] = {}  # evals that found every room of their key busy, per key
-        self._users = 0
         self._lock = threading.Lock()
         self._closed = False
-
-    def attach(self) -> None:
-        """An env uses the pool (until `detach`)."""
-        with self._lock:
-            self._users += 1
-
-    def detach(self) -> None:
-        """An env closed; the last one out closes the idle rooms of a pool made with `close_unused`."""
-        with self._lock:
-            self._users -= 1
-            dropped = []
-            if self._users <= 0 and self._close_unused:
-                dropped, self._idle, self._short = self._idle, [], {}
-        for room in dropped:
-            room.close()
 
     def take(self, key: RoomKey, learned: list[str], entry: Path | None = None) -> EvalRoom | None:
         """An idle room of `key` whose warm interpreter is ready and imported the modules `learned` (one that
         compiled ahead the files of the task entry `entry`, where one waits), or None."""
         with self._lock:
-            found = [room for room in self._idle
-                     if room.key == key and room.ready and room.warm.learned == list(learned)]
-            if not found:
+            room = self._next(key, learned, entry)
+            if room is None:
                 self._short[key] = self._short.get(key, 0) + 1
-                return None
-            room = next((room for room in found if room.entry == entry), found[-1])
-            self._idle.remove(room)
+            else:
+                self._idle.remove(room)
+                self._busy.add(room)
             return room
 
+    def lay_ahead(self, key: RoomKey, learned: list[str], entry: Path, eval_base: Path) -> None:
+        """Start laying the pristine tree `eval_base` in the room `take` would give next (see `LaidAhead`),
+        unless one is laid or being laid there."""
+        with self._lock:
+            room = self._next(key, learned, entry)
+            if room is not None and room.ahead is None:
+                room.ahead = LaidAhead(room.dir, eval_base)
+
+    def _next(self, key: RoomKey, learned: list[str], entry: Path | None) -> EvalRoom | None:
+        found = [room for room in self._idle if room.key == key and room.ready and room.warm.learned == list(learned)]
+        return next((room for room in found if room.entry == entry), found[-1]) if found else None
+
     def provide(self, key: RoomKey, learned: list[str], entry: Path | None,
-                start: Callable[[EvalRoom], WarmEval | None]) -> None:
+                start: Callable[[EvalRoom], WarmEval | None], owner: object = None) -> None:
         """Make sure a room of `key` whose warm interpreter imports `learned` waits for the next eval (one
         more where an eval found them all busy): `start(room)` starts one in an idle room that has none (or
-        whose interpreter imports what the task's tests loaded before they were learned), or in a new room."""
+        whose interpreter imports what the task's tests loaded before they were learned), or in a new room, which ends with `owner`'s
+        `release` (where one is given)."""
         with self._lock:
             if self._closed:
                 return
@@ -186,6 +192,7 @@ class WarmPool:
         try:
             if room is None:
                 room = EvalRoom(key)
+                room.owner = owner
             else:
                 room.end_warm()
             room.warm, room.entry = start(room), entry
@@ -195,10 +202,11 @@ class WarmPool:
             self.keep(room)
 
     def keep(self, room: EvalRoom) -> None:
-        """Hold a room between evals (or close it, if the pool is closed)."""
+        """Hold a room between evals (or close it, if the pool is closed or its owner released it)."""
         dropped = [room]
         with self._lock:
-            if not self._closed:
+            self._busy.discard(room)
+            if not self._closed and not room.released:
                 self._idle.append(room)
                 dropped = self._idle[:-self.max_idle] if len(self._idle) > self.max_idle else []
                 del self._idle[:len(dropped)]
@@ -211,6 +219,16 @@ class WarmPool:
         with self._lock:
             dropped = [room for room in self._idle if room.key.venv == venv or room.key.drivers == drivers]
             self._idle = [room for room in self._idle if room not in dropped]
+        for room in dropped:
+            room.close()
+
+    def release(self, owner: object) -> None:
+        """Close the rooms `owner` made (one borrowed now closes when it is given back)."""
+        with self._lock:
+            dropped = [room for room in self._idle if room.owner is owner]
+            self._idle = [room for room in self._idle if room.owner is not owner]
+            for room in self._busy:
+                room.released = room.released or room.owner is owner
         for room in dropped:
             room.close()
 
@@ -234,11 +252,10 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_pool() -> WarmPool:
-    """The process's pool for envs made without one: up to one idle room per core, closed when no env uses it
-    and at exit."""
+    """The process's pool for envs made without one (up to one idle room per core), closed at exit."""
     with _SHARED_LOCK:
         if not _SHARED:
-            pool = WarmPool(max_idle=max(2, os.cpu_count() or 1), close_unused=True)
+            pool = WarmPool(max_idle=max(2, os.cpu_count() or 1))
             owner = os.getpid()
             atexit.register(lambda: os.getpid() == owner and pool.close())
             _SHARED.append(pool)
@@ -262,41 +279,47 @@ class ForkedEvals:
     def __init__(self, fork: bool, pool: WarmPool | None):
         self.fork = fork
         self.pool = pool if pool is not None else shared_pool()
-        self.pool.attach()
+        self._owner = None if pool is not None else object()  # the rooms it makes in the shared pool end with it
         self._key: RoomKey | None = None
         self._entry: Path | None = None
         self._room: EvalRoom | None = None  # the room of the eval running
+        self._ahead: LaidAhead | None = None  # and its tree laid ahead
         self._closed = False
 
     def start_warm(self, task: Task, workspace: Workspace, sandbox: str | None, limits: Limits,
                    measured: bool) -> None:
         """Make sure the next eval finds a warm interpreter in the pool, started in the background if none
-        waits there; before the task's first eval on this machine `measured` what its tests need, none is
-        started (that eval runs fresh)."""
+        waits there, and its pristine tree laid (see `LaidAhead`); before the task's first eval on this
+        machine `measured` what its tests need, none is started (that eval runs fresh)."""
         prepared = workspace.prepared
         self._key = RoomKey(prepared.venv, prepared.drivers, sandbox,
                             (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
         self._entry = prepared.entry
         if self.fork and not self._closed and (measured or counted_known(task, prepared)):
-            self.pool.provide(self._key, learned_modules(prepared.entry), prepared.entry,
-                              lambda room: start_warm_eval(workspace, room.confinement, room.dir))
+            learned = learned_modules(prepared.entry)
+            self.pool.provide(self._key, learned, prepared.entry,
+                              lambda room: start_warm_eval(workspace, room.confinement, room.dir), self._owner)
+            if not prepared.hidden_files:  # else the tree holds what the agent must not see
+                self.pool.lay_ahead(self._key, learned, prepared.entry, prepared.eval_base)
 
     @property
     def ready(self) -> bool:
         """Whether a room with a ready warm interpreter waits in the pool for the env's next eval."""
         return self._key is not None and any(room.key == self._key and room.ready for room in self.pool._idle)
 
-    def take(self, stale: bool) -> tuple[WarmEval | None, EvalRoom | None]:
+    def take(self, stale: bool) -> tuple[WarmEval | None, LaidAhead | None, EvalRoom | None]:
         """For one eval: the warm interpreter (None where there is none, or where `stale`: it may have imported
-        what a program changed) and the room the eval runs in (None: the episode's own confinement)."""
+        what a program changed), the pristine tree laid ahead, and the room the eval runs in (None: the
+        episode's own confinement)."""
         if stale:
             self.end_warm()
         if not self.fork or self._key is None or self._closed:
-            return None, None
+            return None, None, None
         self._room = self.pool.take(self._key, learned_modules(self._entry), self._entry)
         if self._room is None:
-            return None, None
-        return self._room.take_warm(), self._room
+            return None, None, None
+        warm, self._ahead = self._room.take_warm()
+        return warm, self._ahead, self._room
 
     def give_back(self, warm: WarmEval | None, keep: bool = True) -> None:
         """After the eval: end what the run left (see `EvalRoom.give_back`); the room goes back to the pool
@@ -304,6 +327,9 @@ class ForkedEvals:
         if warm is not None:
             self.fork = self.fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
         room, self._room = self._room, None
+        if self._ahead is not None:  # an eval that returned early: its copy ends before the folder is used again
+            self._ahead.wait()
+            self._ahead = None
         if room is None:
             if warm is not None:
                 warm.close()
@@ -323,7 +349,8 @@ class ForkedEvals:
             self.pool.discard(rebuilt_venv)
 
     def close(self) -> None:
-        """Stop using the pool. Idempotent."""
+        """Stop using the pool; the rooms made for the env in the shared pool close. Idempotent."""
         if not self._closed:
             self._closed = True
-            self.pool.detach()
+            if self._owner is not None:
+                self.pool.release(self._owner)

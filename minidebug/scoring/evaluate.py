@@ -17,7 +17,8 @@ from ..workspace.safefs import empty_folder, read_entry, remove_entry
 from . import forgery
 from ..workspace.worktree import Workspace
 from .counted import test_files
-from .evaltree import EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, copy_pristine, eval_tree, pytest_files_above
+from .evaltree import (EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, LaidAhead, copy_pristine, eval_tree,
+                       pytest_files_above)
 from .ids import file_of_test, match_outcomes
 from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
 from .ahead import files_to_compile
@@ -93,10 +94,12 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
 
 
 def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
-             notes: list[str] = (), warm: WarmEval | None = None, eval_dir: Path | None = None) -> EvalResult:
+             notes: list[str] = (), warm: WarmEval | None = None, eval_dir: Path | None = None,
+             ahead: LaidAhead | None = None) -> EvalResult:
     """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
     own, against the task's counted tests; forked from `warm` (see `start_warm_eval`) where given. The tree
-    and the scratch folder go in `eval_dir` (an eval room's, see eval_room.py; default the episode's folder).
+    and the scratch folder go in `eval_dir` (an eval room's, see eval_room.py; default the episode's folder),
+    where the pristine tree may have been laid `ahead`.
 
     A task with hidden files runs twice: the scored run in the full tree, whose output is never shown, and a
     run of the same command in a tree without the hidden files, whose output is the one the agent sees. So
@@ -119,8 +122,10 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
             f"not scored: pytest would read {above[0]}, above the eval tree, for its configuration or a "
             "conftest.py (a file any program of the machine can leave there); remove it",))
     if not learned_yet(workspace.prepared.entry):
+        if ahead is not None:
+            ahead.wait()  # its copy ends before the folder is emptied
         learn_from_pristine(workspace, timeout, confinement, eval_dir)
-    run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir)
+    run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, ahead=ahead)
     if not hidden_files:
         return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     shown_dir = Path(tempfile.mkdtemp(prefix="shown-", dir=eval_dir))  # nothing of the scored run's folders
@@ -176,11 +181,12 @@ def start_warm_eval(workspace: Workspace, confinement: Confinement, folder: Path
 
 
 def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement, warm: WarmEval | None,
-         folder: Path, without: tuple[str, ...] = ()) -> tuple[PytestRun, list[str]]:
+         folder: Path, without: tuple[str, ...] = (), ahead: LaidAhead | None = None
+         ) -> tuple[PytestRun, list[str]]:
     """One confined pytest run of the task's eval command in a fresh eval tree in `folder`; the tree's path
     is cut from the output."""
     task, learned = workspace.task, learned_modules(workspace.prepared.entry)
-    with eval_tree(workspace, harness, folder, without) as (tree, tree_notes, laid):
+    with eval_tree(workspace, harness, folder, without, ahead) as (tree, tree_notes, laid):
         static = _static_findings(workspace, tree, laid)
         scratch = empty_folder(folder, EVAL_SCRATCH)  # a name that the tree's path is not a prefix of
         try:
