@@ -46,10 +46,13 @@ def compiled(result) -> str:
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_forked_run_compiles_only_what_the_agent_changed(make_env, task_dir, sandbox):
-    env = make_env(task_dir(FILES), sandbox=sandbox, terminate_on_success=False)
-    env.reset()
-    first = env.evaluate()  # fresh: it learns which of the tree's files the tests import
+    task = task_dir(FILES)
+    fresh = make_env(task, sandbox=sandbox, eval_mode="fresh")
+    fresh.reset()
+    first = fresh.evaluate()  # the task's first eval learns which of the tree's files the tests import
     assert not first.forked and compiled(first) == "COMPILED ['calc.py', 'helper.py']"
+    env = make_env(task, sandbox=sandbox, terminate_on_success=False)
+    env.reset()
     again = env.evaluate()
     assert again.forked and compiled(again) == "COMPILED []"
     assert again.tests == first.tests == {"test_calc.py::test_add": "failed", "test_calc.py::test_compiled": "failed"}

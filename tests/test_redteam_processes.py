@@ -62,10 +62,13 @@ REFUSED = "REACH mem refused fd refused trace refused limits refused priority re
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_program_the_tests_start_cannot_reach_the_driver_or_change_another_process(make_env, task_dir, sandbox):
-    env = make_env(task_dir({"test_reach.py": TEST}, toml='description = "d"\neval = "python -m pytest -q"\n'),
-                   sandbox=sandbox, terminate_on_success=False)
+    task = task_dir({"test_reach.py": TEST}, toml='description = "d"\neval = "python -m pytest -q"\n')
+    fresh = make_env(task, sandbox=sandbox, eval_mode="fresh")
+    fresh.reset()
+    results = [fresh.evaluate()]  # the task's tests are known from here on: the next env's evals are forked
+    env = make_env(task, sandbox=sandbox, terminate_on_success=False)
     env.reset()
-    results = [env.evaluate() for _ in range(3)]
+    results += [env.evaluate() for _ in range(2)]
     assert [r.forked for r in results] == [False, True, True]
     # Root with no sandbox keeps its capabilities (CAP_SYS_PTRACE among them): nothing holds it off the driver.
     expected = "limits refused priority refused" if sandbox is None and os.geteuid() == 0 else REFUSED

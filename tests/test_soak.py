@@ -4,6 +4,14 @@ import minidebug
 from minidebug.run.soak import snapshot
 
 
+def snapshot_settled(env, bare):
+    """A snapshot once the tree the env lays ahead for its next eval is laid (a copy runs meanwhile)."""
+    for room in list(env._evals.pool._idle):
+        if room.ahead is not None:
+            room.ahead.wait()
+    return snapshot(bare)
+
+
 def test_reset_edit_eval_cycles_and_make_close_cycles_leak_nothing(calc_task, cache_dir):
     with minidebug.make(calc_task, cache_dir=cache_dir, max_steps=10**6) as env:
         env.reset()
@@ -16,10 +24,10 @@ def test_reset_edit_eval_cycles_and_make_close_cycles_leak_nothing(calc_task, ca
             env.step({"name": "eval"})
 
         cycle(0)
-        before = snapshot(bare)
+        before = snapshot_settled(env, bare)
         for i in range(30):
             cycle(i)
-        during = snapshot(bare)
+        during = snapshot_settled(env, bare)
     for _ in range(3):
         with minidebug.make(calc_task, cache_dir=cache_dir) as env:
             env.reset()

@@ -316,8 +316,10 @@ class DebugEnv:
                               ahead)
         finally:
             self._evals.give_back(warm, keep=not self._tampered)  # the interpreter serves the next run
-        if not (result.success and self.config.terminate_on_success):  # else the episode ends here
+        if not (result.success and self.config.terminate_on_success):
             self._start_warm()
+        else:  # the episode ends here
+            self._evals.release()
         if self.config.strict and result.suspicious and result.score:
             result = replace(result, score=0, notes=result.notes + (
                 f"scored 0 (strict): the run showed signs of in-memory forgery; it would have scored "

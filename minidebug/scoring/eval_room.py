@@ -348,9 +348,13 @@ class ForkedEvals:
         if rebuilt_venv is not None:
             self.pool.discard(rebuilt_venv)
 
+    def release(self) -> None:
+        """The episode ended: the rooms made for the env in the shared pool close (reset() starts anew)."""
+        if self._owner is not None:
+            self.pool.release(self._owner)
+
     def close(self) -> None:
-        """Stop using the pool; the rooms made for the env in the shared pool close. Idempotent."""
+        """Stop using the pool (see `release`). Idempotent."""
         if not self._closed:
             self._closed = True
-            if self._owner is not None:
-                self.pool.release(self._owner)
+            self.release()
