@@ -74,3 +74,35 @@ def test_a_room_whose_venv_was_rebuilt_is_not_handed_on(cache_dir, task_dir):
         assert len(pool._idle) == 1
         pool.discard(venv)
         assert pool._idle == [] and settled(lambda: warm_interpreters(), []) == []
+
+
+def test_open_envs_share_one_waiting_interpreter_which_ends_with_the_env_that_made_it(make_env, task_dir):
+    task = task_dir(WHO)
+    first, second = make_env(task), make_env(task)
+    first.reset()
+    first.evaluate()  # the task's tests are measured here; from now on its evals fork
+    assert settled(lambda: len(warm_pids()), 1) == 1
+    waiting = warm_pids()
+    second.reset()
+    assert second.evaluate().forked and settled(lambda: warm_pids(), waiting) == waiting  # borrowed, not its own
+    first.close()  # the room the first env made ends with it
+    assert settled(lambda: warm_pids(), set()) == set()
+    assert not second.evaluate().forked  # none waits: this one runs fresh, and the second env makes its own room
+    assert settled(lambda: len(warm_pids()), 1) == 1 and second.evaluate().forked
+    second.close()
+    assert settled(lambda: warm_interpreters(), []) == [] and descendants() == set()
+
+
+def test_an_eval_that_finds_every_room_busy_runs_fresh_and_the_pool_grows_a_room(make_env, task_dir):
+    task = task_dir(WHO)
+    first, second = make_env(task), make_env(task)
+    for env in (first, second):
+        env.reset()
+    first.evaluate()
+    assert settled(lambda: len(warm_pids()), 1) == 1
+    warm, ahead, room = first._evals.take(stale=False)  # as while the first env's eval runs
+    assert warm is not None
+    assert not second.evaluate().forked
+    assert settled(lambda: len(warm_pids()), 2) == 2  # one more room for the next time both evaluate at once
+    first._evals.give_back(warm)
+    assert first.evaluate().forked and second.evaluate().forked and len(warm_pids()) == 2

@@ -14,6 +14,7 @@ A room's folder is a temp dir with an owner file, as an episode's (`ROOM_PREFIX`
 `minidebug gc` removes it and the processes working in it after a crash; its pids cgroup is named after the
 owning process too.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -168,15 +169,16 @@ class WarmPool:
                 room.ahead = LaidAhead(room.dir, eval_base)
 
     def _next(self, key: RoomKey, learned: list[str], entry: Path | None) -> EvalRoom | None:
-        found = [room for room in self._idle if room.key == key and room.ready and room.warm.learned == list(learned)]
+        found = [room for room in self._idle
+                 if room.key == key and room.ready and room.warm.learned == list(learned)]
         return next((room for room in found if room.entry == entry), found[-1]) if found else None
 
     def provide(self, key: RoomKey, learned: list[str], entry: Path | None,
                 start: Callable[[EvalRoom], WarmEval | None], owner: object = None) -> None:
         """Make sure a room of `key` whose warm interpreter imports `learned` waits for the next eval (one
         more where an eval found them all busy): `start(room)` starts one in an idle room that has none (or
-        whose interpreter imports what the task's tests loaded before they were learned), or in a new room, which ends with `owner`'s
-        `release` (where one is given)."""
+        whose interpreter imports what the task's tests loaded before they were learned), or in a new room,
+        which ends with `owner`'s `release` (where one is given)."""
         with self._lock:
             if self._closed:
                 return
@@ -201,12 +203,12 @@ class WarmPool:
         if room is not None:
             self.keep(room)
 
-    def keep(self, room: EvalRoom) -> None:
-        """Hold a room between evals (or close it, if the pool is closed or its owner released it)."""
+    def keep(self, room: EvalRoom, usable: bool = True) -> None:
+        """Hold a room between evals (or close it: not `usable`, the pool closed, or its owner released it)."""
         dropped = [room]
         with self._lock:
             self._busy.discard(room)
-            if not self._closed and not room.released:
+            if usable and not self._closed and not room.released:
                 self._idle.append(room)
                 dropped = self._idle[:-self.max_idle] if len(self._idle) > self.max_idle else []
                 del self._idle[:len(dropped)]
@@ -335,10 +337,7 @@ class ForkedEvals:
                 warm.close()
             return
         room.give_back(warm)
-        if keep:
-            self.pool.keep(room)
-        else:
-            room.close()
+        self.pool.keep(room, usable=keep)
 
     def end_warm(self, rebuilt_venv: Path | None = None) -> None:
         """A program changed what warm interpreters import (the venv, rebuilt: `rebuilt_venv`; or the
