@@ -512,3 +512,40 @@ def test_no_program_can_set_up_io_uring(lab, work, sandbox):
     if unconfined != "made":
         pytest.skip(f"this kernel gives no io_uring to anyone ({unconfined})")
     assert confined(sandbox, lab, work, ["python3", "-c", IO_URING]).strip() == "Operation not permitted"
+
+
+# Lists the descriptors of the process that are one of the host's device nodes (device and inode as the host
+# sees them, given as IDS): through one, a program whose uid owns the node changes it (fchmod, futimens).
+HOST_NODE_FDS = """
+import os
+ids = set(IDS)
+held = []
+for fd in sorted(int(name) for name in os.listdir("/proc/self/fd")):
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        continue
+    if (info.st_dev, info.st_ino) in ids:
+        held.append(fd)
+print("HOST-NODE-FDS", held)
+"""
+
+
+@needs_bwrap
+def test_under_bwrap_no_program_holds_a_device_node_of_the_host(make_env, task_dir):
+    # A bash command's stdin, and a forked eval run's descriptors from its warm interpreter, were the host's
+    # /dev/null: run by root, fchmod on it broke the machine and every later eval. (Under Landlock /dev is the
+    # host's, which any program opens by path; there the seccomp filter refuses changing a file's mode.)
+    sandbox = "bwrap"
+    probe = HOST_NODE_FDS.replace("IDS", repr([(i.st_dev, i.st_ino) for i in _host_nodes().values()]))
+    test = "def test_fds():\n    exec(" + repr(probe) + ")\n    assert False\n"
+    env = make_env(task_dir({"test_fds.py": test}, toml='description = "d"\neval = "python -m pytest -q"\n'),
+                   sandbox=sandbox, bash=True, terminate_on_success=False)
+    env.reset()
+    results = [env.evaluate() for _ in range(3)]  # fresh (the task's first), then forked
+    assert [r.forked for r in results][1:] == [True, True]
+    for result in results:
+        assert "HOST-NODE-FDS []" in result.output, result.output[-1500:]
+    env.step({"name": "edit", "arguments": {"path": "probe.py", "start": 1, "end": 0, "new_code": probe}})
+    shown = env.step({"name": "bash", "arguments": {"command": "python probe.py < /dev/null; python probe.py"}})[0]
+    assert shown.count("HOST-NODE-FDS []") == 2, shown

@@ -93,11 +93,26 @@ def run(
 
 def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], preexec: Callable[[], None] | None = None,
           pass_fds: tuple[int, ...] = (), stdin_pipe: bool = False) -> subprocess.Popen:
-    """Start argv in a session of its own, stdout and stderr into one pipe, stdin empty (or a pipe the caller
-    writes to and closes, with `stdin_pipe`); `collect` then reads it to its end."""
-    return subprocess.Popen(list(argv), cwd=cwd, env=dict(env),
-                            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=preexec, pass_fds=pass_fds)
+    """Start argv in a session of its own, stdout and stderr into one pipe, stdin empty (see `empty_input`; or
+    a pipe the caller writes to and closes, with `stdin_pipe`); `collect` then reads it to its end."""
+    stdin = subprocess.PIPE if stdin_pipe else empty_input()
+    try:
+        return subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=stdin, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=preexec,
+                                pass_fds=pass_fds)
+    finally:
+        if stdin != subprocess.PIPE:
+            os.close(stdin)
+
+
+def empty_input() -> int:
+    """An input that is at its end at once, as /dev/null: the read end of a pipe whose write end is closed.
+    Never the host's /dev/null itself: a program that holds a device node of the host as a descriptor can
+    change its mode and times through it (fchmod, futimens) where its uid owns it, as a sandbox's uid 0
+    does when root runs it, and `chmod 000 /dev/null` breaks every program of the machine."""
+    read_end, write_end = os.pipe()
+    os.close(write_end)
+    return read_end
 
 
 def collect(proc: subprocess.Popen, start: float, timeout: float, max_output: int = DEFAULT_MAX_OUTPUT) -> Completed:

@@ -82,13 +82,15 @@ class WarmEval:
             raise
 
         def start() -> subprocess.Popen:
-            try:
-                return subprocess.Popen(launch.argv, cwd=tree, env=launch.env, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True, preexec_fn=launch.preexec,
+            stdin, sink = process.empty_input(), os.memfd_create("minidebug-warm-output", os.MFD_CLOEXEC)
+            try:  # no device node of the host as a descriptor (see process.empty_input)
+                return subprocess.Popen(launch.argv, cwd=tree, env=launch.env, stdin=stdin, stdout=sink,
+                                        stderr=sink, start_new_session=True, preexec_fn=launch.preexec,
                                         pass_fds=(child.fileno(), *launch.pass_fds))
             finally:
                 child.close()
+                os.close(stdin)
+                os.close(sink)
 
         self._started = process.in_background(start)  # the caller goes on while the new process enters its cgroup
         self._proc: subprocess.Popen | None = None
