@@ -6,6 +6,7 @@ sandbox but to processes the test itself started."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -140,3 +141,40 @@ def test_init():
     for _ in range(2):
         result = env.evaluate()
         assert result.forked and "INIT mem refused trace refused" in result.output, result.output[-2000:]
+
+
+STDIN_STATE = '''\
+import fcntl
+import os
+
+F_GETPIPE_SZ, F_SETPIPE_SZ = 1032, 1031
+
+
+def test_stdin():
+    fds = {}
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        try:
+            fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor
+            pass
+    pipes = sorted(fd for fd, target in fds.items() if target.startswith("pipe:") and fd not in (1, 2))
+    seen = {fd: (fds[fd], fcntl.fcntl(fd, F_GETPIPE_SZ)) for fd in pipes}
+    print("SEEN", seen)
+    for fd in pipes:
+        fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 19)  # a mark the next run would find on a pipe it shares
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_forked_run_shares_no_pipe_with_the_next(make_env, task_dir, sandbox):
+    # Every forked run held the warm interpreter's stdin (pytest's capture keeps a copy): a run that set its
+    # size (or flags, or owner signal) passed a number to the next eval, of this episode or another's.
+    toml = 'description = "d"\neval = "python -m pytest -q -s"\n'
+    env = make_env(task_dir({"test_stdin.py": STDIN_STATE}, toml=toml), sandbox=sandbox, terminate_on_success=False)
+    env.reset()
+    results = [env.evaluate() for _ in range(3)]
+    assert [r.forked for r in results][1:] == [True, True]
+    for result in results:
+        seen = re.search(r"SEEN (\{.*\})", result.output)
+        assert seen, result.output[-1500:]
+        assert "524288" not in seen.group(1), seen.group(1)  # no pipe arrives already marked

@@ -549,3 +549,16 @@ def test_under_bwrap_no_program_holds_a_device_node_of_the_host(make_env, task_d
     env.step({"name": "edit", "arguments": {"path": "probe.py", "start": 1, "end": 0, "new_code": probe}})
     shown = env.step({"name": "bash", "arguments": {"command": "python probe.py < /dev/null; python probe.py"}})[0]
     assert shown.count("HOST-NODE-FDS []") == 2, shown
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="as a plain user the terminal is that user's own")
+def test_under_bwrap_a_pdb_program_run_by_root_cannot_change_its_terminal(make_env, calc_task):
+    # The pdb session's terminal is a pty of the host's; the sandbox's uid 0 owned it and made it mode 0777
+    # (any user of the machine could then read the session or type into it). Same mode asked: changes nothing.
+    env = make_env(calc_task, sandbox="bwrap")
+    env.reset()
+    env.step({"name": "pdb", "arguments": {"command": "b calc.py:2"}})
+    shown = env.step({"name": "pdb", "arguments": {"command":
+                      "p __import__('os').system('python -c \"import os; os.fchmod(0, os.fstat(0).st_mode & 0o7777)\"')"}})[0]
+    assert "PermissionError" in shown and "Operation not permitted" in shown, shown

@@ -300,8 +300,9 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 def _become_child(libc, output, instructions, session_made):
     """In a forked child: a session of its own (then `session_made` is closed, which the parent waits for),
-    `output` as stdout and stderr, SIGKILL when the warm parent dies, not dumpable (as the warm parent, and
-    as a fresh run: see `run`), then the seccomp filter the host built (see seccomp.py)."""
+    `output` as stdout and stderr, an empty pipe of its own as stdin, SIGKILL when the warm parent dies, not
+    dumpable (as the warm parent, and as a fresh run: see `run`), then the seccomp filter the host built (see
+    seccomp.py)."""
     import ctypes
     import signal
 
@@ -310,6 +311,10 @@ def _become_child(libc, output, instructions, session_made):
     for target in (1, 2):
         os.dup2(output, target)
     os.close(output)
+    empty, closed = os.pipe()  # stdin of its own, empty: nothing a run sets on it reaches the next
+    os.close(closed)
+    os.dup2(empty, 0)
+    os.close(empty)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if instructions:
         class Instruction(ctypes.Structure):

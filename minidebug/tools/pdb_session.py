@@ -8,6 +8,7 @@ without end cannot exhaust memory, and every wait has a deadline.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import signal
@@ -75,6 +76,7 @@ class PdbSession:
         if confinement is not None:
             launch = confinement.prepare(command, env, [cwd, Path(env["HOME"]), Path(env["TMPDIR"])], cwd)
             command, env, preexec, keep = launch.argv, launch.env, launch.preexec, launch.pass_fds
+            preexec = _terminal_not_root(preexec)
         self.child = _spawn(keep)(command[0], command[1:], cwd=str(cwd), env=env,
                                   encoding="utf-8", codec_errors="replace", echo=False,
                                   dimensions=(50, 500), use_poll=True, preexec_fn=preexec)
@@ -166,6 +168,24 @@ class PdbSession:
             self.child.close(force=True)
         except Exception:  # pexpect raises if the child cannot be reaped; the group is dead already
             pass
+
+
+NOBODY = 65534
+
+
+def _terminal_not_root(then):
+    """A preexec step (in the child, its terminal as stdin) before `then`: run by root, the terminal's node
+    (a pty of the host's) goes to nobody with mode 0600, so the confined program, uid 0 without capabilities
+    (bwrap), cannot change its mode through its descriptors (a mode 0777 terminal lets any user of the
+    machine read the session or type into it); it still reads and writes it through them."""
+    def preexec() -> None:
+        if os.geteuid() == 0:
+            os.fchown(0, NOBODY, -1)
+            os.fchmod(0, 0o600)
+        if then is not None:
+            then()
+
+    return preexec
 
 
 def _spawn(pass_fds: tuple[int, ...]):
