@@ -144,7 +144,7 @@ class WarmPool:
         self.max_idle = max_idle
         self._idle: list[EvalRoom] = []
         self._busy: set[EvalRoom] = set()
-        self._short: dict[RoomKey, int] = {}  # evals that found every room of their key busy, per key
+        self._short: set[RoomKey] = set()  # keys an eval found every room of busy
         self._lock = threading.Lock()
         self._closed = False
 
@@ -154,7 +154,7 @@ class WarmPool:
         with self._lock:
             room = self._next(key, learned, entry)
             if room is None:
-                self._short[key] = self._short.get(key, 0) + 1
+                self._short.add(key)
             else:
                 self._idle.remove(room)
                 self._busy.add(room)
@@ -182,11 +182,9 @@ class WarmPool:
         with self._lock:
             if self._closed:
                 return
-            waiting = any(room.key == key and room.ready and room.warm.learned == list(learned)
-                          for room in self._idle)
-            if waiting and not self._short.get(key):
+            if self._next(key, learned, entry) is not None and key not in self._short:
                 return
-            self._short.pop(key, None)
+            self._short.discard(key)
             room = next((room for room in self._idle if room.key == key and not (  # an idle one to start in
                 room.ready and (room.entry != entry or room.warm.learned == list(learned)))), None)
             if room is not None:
