@@ -13,6 +13,7 @@ import pytest
 
 from minidebug.run.batch import finished_results, plan, run_batch, select
 from minidebug.run.cleanup import collect
+from minidebug.sandbox.reaper import processes
 from minidebug.tasks.task import load_task
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants
 
@@ -108,6 +109,9 @@ def test_sigkill_then_gc_then_resume(slow_task, cache_dir, tmp_path):
     deadline = time.monotonic() + 10
     while [p for p in descendants(1) if _cwd_in(p, tmp)]:  # the evals die with their workers (PDEATHSIG)
         assert time.monotonic() < deadline, "an eval outlived the killed run"
+        time.sleep(0.1)
+    while [s for s in processes() if s.pgid == proc.pid]:  # SIGKILL is asynchronous: the workers (the
+        assert time.monotonic() < deadline, "a worker outlived SIGKILL"  # episode dirs' owners) finish exiting
         time.sleep(0.1)
     removed = collect(temp_dir=tmp, cache_dir=cache_dir)
     assert len([r for r in removed if "minidebug-ep-" in r]) == 2 and list(tmp.glob("minidebug-ep-*")) == []
