@@ -249,6 +249,7 @@ def serve(control):
     import inspect
 
     inspect.getmodule(compile("", "<warm>", "exec"))  # fills inspect's cache of the modules' files (tracebacks)
+    _compile_patterns()
     from minidebug_ahead import compile_ahead, install
 
     _AHEAD_HOOKS[:] = install(compile_ahead(settings.get("compiled", [])))  # the task's files, never run here
@@ -292,6 +293,18 @@ def serve(control):
             os.write(control, f"exit {pid} {code} unclean\n".encode())
             return None
         os.write(control, f"exit {pid} {code}\n".encode())
+
+
+def _compile_patterns():
+    """Compile here, once, the regular expressions every run would compile on first use (the `re` module and
+    tokenize keep them): argparse's, as pytest builds its command-line parser, and tokenize's, as it shows
+    the source lines of a failing test's traceback. Neither reads a file."""
+    import argparse
+    import io
+    import tokenize
+
+    argparse.ArgumentParser(add_help=False).format_help()
+    list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline))
 
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22

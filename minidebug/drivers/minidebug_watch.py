@@ -295,9 +295,20 @@ def _hook(judge, report, fd, protected):
         return text
 
     def hook(event, args):
-        if event == "object.__getattr__" and args[1] not in frame_attributes and not (
-                args[1] in defaults and args[0] in protected):
-            return  # the most frequent event by far: pytest reads functions' __code__ and __defaults__
+        if event == "object.__getattr__":
+            if args[1] not in frame_attributes:
+                if not (args[1] in defaults and args[0] in protected):
+                    return  # the most frequent event by far: pytest reads functions' __code__ and __defaults__
+            elif busy:
+                return
+            else:  # a traceback's frames, read by pytest thousands of times: a known trusted reader ends it here
+                busy.append(1)
+                try:
+                    known = verdicts.get(getframe(1).f_code)
+                finally:
+                    busy.clear()
+                if known is not None and known[0] is False and not known[1]:
+                    return
         entry = events.get(event)
         if entry is None:
             if event[:7] != "ctypes.":
