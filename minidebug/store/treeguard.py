@@ -6,7 +6,8 @@ one, a program of an episode could write a `.pth` file or a pytest plugin into a
 rewrite a test in the pristine tree that eval starts from, and raise the score of every later episode. So a
 tree's fingerprint (every entry's name, type, size, mtime and ctime) is recorded when it is built, compared
 the first time a process uses it, and from then on every folder of the tree is watched with inotify: a check
-is one non-blocking read. Where inotify is unavailable each check walks the tree again.
+is one non-blocking read. Where inotify is unavailable each check walks the tree again. A tree whose entries'
+times alone changed still counts as intact (see manifest.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import stat
 import struct
 import threading
 from pathlib import Path
+
+from . import manifest
 
 _IN_NONBLOCK_CLOEXEC = os.O_NONBLOCK | os.O_CLOEXEC
 _WATCHED = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)  # modify, attrib, close_write,
@@ -68,25 +71,14 @@ def walk_folders(top: Path, ignore: tuple[str, ...] = ()) -> list[str]:
 def fingerprint(venv: Path, ignore: tuple[str, ...] = ()) -> str:
     """A hash of the name, type, size, mtime and ctime of every entry below a tree (links not followed; the
     top-level names in `ignore` left out); OVER_LIMIT for a tree past MAX_DEPTH or MAX_ENTRIES."""
-    entries = []
-    stack = [(str(venv), 0)]
-    while stack:
-        folder, depth = stack.pop()
-        if depth > MAX_DEPTH or len(entries) > MAX_ENTRIES:
-            return OVER_LIMIT
-        try:
-            with os.scandir(folder) as scan:
-                for entry in scan:
-                    if depth == 0 and entry.name in ignore:
-                        continue
-                    info = entry.stat(follow_symlinks=False)
-                    entries.append((entry.path, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, depth + 1))
-        except OSError:
-            entries.append((folder, -1, -1, -1, -1))
-    entries.sort()
-    return hashlib.blake2b(repr(entries).encode(), digest_size=16).hexdigest()
+    entries = manifest.stat_entries(venv, ignore, MAX_DEPTH, MAX_ENTRIES)
+    return OVER_LIMIT if entries is None else _hash(entries)
+
+
+def _hash(entries: list[tuple[str, os.stat_result | None]]) -> str:
+    rows = [(path, -1, -1, -1, -1) if info is None else
+            (path, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns) for path, info in entries]
+    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 
 _DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -200,8 +192,18 @@ def _quietly(call, *args, **kwargs) -> None:
 
 
 def record(venv: Path, ignore: tuple[str, ...] = ()) -> None:
-    """Store the fingerprint of a tree that was just built (beside it, not inside it)."""
-    venv.with_name(venv.name + FINGERPRINT_SUFFIX).write_text(fingerprint(venv, ignore))
+    """Store the fingerprint and the manifest of a tree that was just built (beside it, not inside it)."""
+    entries = manifest.stat_entries(venv, ignore, MAX_DEPTH, MAX_ENTRIES)
+    if entries is not None:
+        manifest.write(venv, entries)
+    _record_fingerprint(venv, OVER_LIMIT if entries is None else _hash(entries))
+
+
+def _record_fingerprint(venv: Path, value: str) -> None:
+    path = venv.with_name(venv.name + FINGERPRINT_SUFFIX)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(value)
+    os.replace(temporary, path)
 
 
 class _Watch:
@@ -257,16 +259,13 @@ class TreeGuard:
     def intact(self) -> bool:
         """True if the tree is unchanged since it was built. Cheap after the first call in a process."""
         with self._lock:
-            if self._armed and self._watch is not None:
-                if not self._watch.changed():
-                    return True
-                self._disarm()
-                return False
-            if not self._armed:
-                try:
-                    self._watch = _Watch(self.venv, self.ignore)
-                except OSError:
-                    self._watch = None
+            if self._armed and self._watch is not None and not self._watch.changed():
+                return True
+            self._disarm()  # something happened (or nothing is watched): a new watch, then a full check
+            try:
+                self._watch = _Watch(self.venv, self.ignore)
+            except OSError:
+                self._watch = None
             ok = self._matches_record()
             self._armed = ok
             if not ok:
@@ -274,11 +273,22 @@ class TreeGuard:
             return ok
 
     def _matches_record(self) -> bool:
+        """The tree matches its fingerprint, or differs from its manifest in times alone (then the
+        fingerprint is recorded anew: a program that can only read the tree set a file's times)."""
         try:
             recorded = self.venv.with_name(self.venv.name + FINGERPRINT_SUFFIX).read_text().strip()
         except OSError:
             return False
-        return recorded == fingerprint(self.venv, self.ignore)
+        entries = manifest.stat_entries(self.venv, self.ignore, MAX_DEPTH, MAX_ENTRIES)
+        if entries is None:
+            return False
+        now = _hash(entries)
+        if now == recorded:
+            return True
+        if not manifest.unchanged_but_times(self.venv, entries):
+            return False
+        _record_fingerprint(self.venv, now)
+        return True
 
     def _disarm(self) -> None:
         if self._watch is not None:
