@@ -1,12 +1,13 @@
 """A guarded tree whose times alone changed is still intact; any change of what it holds is not."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 from minidebug.sandbox.choose import landlock_works
 from minidebug.store import manifest
-from minidebug.store.treeguard import FINGERPRINT_SUFFIX, TreeGuard, record
+from minidebug.store.treeguard import FINGERPRINT_SUFFIX, TreeGuard, fingerprint, record
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 
@@ -38,9 +39,32 @@ def test_times_set_to_now_or_back_leave_the_tree_intact(tree):
     os.utime(tree / "lib" / "data.bin", ns=(0, 0))
     os.utime(tree / "lib", None)
     assert after() == (True, True)
-    fingerprint = tree.with_name(tree.name + FINGERPRINT_SUFFIX).read_text()
-    assert TreeGuard(tree).intact()  # the record follows: the next process need not read the files again
-    assert tree.with_name(tree.name + FINGERPRINT_SUFFIX).read_text() == fingerprint
+    # the record follows: the next process need not read the files again
+    assert tree.with_name(tree.name + FINGERPRINT_SUFFIX).read_text() == fingerprint(tree)
+
+
+def test_times_set_past_what_inotify_queues_leave_the_tree_intact(tree):
+    """A program that sets times in a loop overflows the kernel's event queue: with the events lost, the
+    content is compared."""
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    plugin, data = tree / "lib" / "plugin.py", tree / "lib" / "data.bin"
+
+    def storm():  # two files in turn: the kernel folds an event into the same one queued just before it
+        for _ in range(limit // 2 + 100):
+            os.utime(plugin)
+            os.utime(data)
+
+    probe = TreeGuard(tree)
+    assert probe.intact()
+    storm()
+    assert probe._watch.seen() == "lost"  # the storm does overflow the queue
+
+    after = checks(tree)
+    storm()
+    assert after() == (True, True)
+    plugin.write_text("VALUE = 3\n")
+    storm()
+    assert after() == (False, False)
 
 
 @pytest.mark.parametrize("change", ["same size, times put back", "mode", "added", "removed", "link"])
@@ -70,13 +94,30 @@ def test_a_tree_recorded_without_a_manifest_counts_any_change(tree):
     assert after() == (False, False)
 
 
-def test_a_manifest_records_only_what_was_read_whole(tree):
-    """A file that changes while it is hashed is not taken as the tree's content."""
-    entries = manifest.stat_entries(tree, (), 512, 10_000)
-    plugin = str(tree / "lib" / "plugin.py")
-    os.utime(plugin)  # after the stat: the file is no longer the one that was seen
-    manifest.write(tree, entries)
-    assert not TreeGuard(tree).intact()  # with a manifest read whole, a changed time alone is intact (above)
+def test_a_write_undone_again_is_a_change_where_it_was_seen(tree):
+    """Written and put back, times and all: what is there is as built, but a program may have imported what
+    was there meanwhile (a warm interpreter, say), so a guard that saw the write counts it. A guard that saw
+    nothing (a new process) compares the content, which is as built."""
+    plugin = tree / "lib" / "plugin.py"
+    before = plugin.stat()
+    after = checks(tree)
+    plugin.write_text("VALUE = 2\n")
+    plugin.write_text("VALUE = 1\n")
+    os.utime(plugin, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert after() == (False, True)
+
+
+def test_a_file_touched_without_end_is_still_as_built(tree):
+    """Times that keep moving while the content is read (a program setting them in a loop) do not make the
+    content count as changed."""
+    for path, _ in manifest.stat_entries(tree, (), 512, 10_000):
+        os.utime(path, ns=(10**9, 10**9), follow_symlinks=False)
+    entries = manifest.stat_entries(tree, (), 512, 10_000)  # times moved since the manifest: content is read
+    for path, _ in entries:
+        os.utime(path, follow_symlinks=False)  # and they move again before it is
+    assert manifest.as_built(tree, entries, read_content=True) is not None
+    (tree / "lib" / "plugin.py").write_text("VALUE = 9\n")
+    assert manifest.as_built(tree, manifest.stat_entries(tree, (), 512, 10_000), read_content=True) is None
 
 
 @pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")

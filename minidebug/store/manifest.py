@@ -5,10 +5,8 @@ A program that may only read a tree can still set a file's times to now where th
 (Landlock has no rule for file times); the tree's fingerprint, which covers times, then no longer matches,
 and rebuilding a shared venv for that would fail the evals of every episode using it meanwhile. So beside
 the fingerprint each tree has a manifest: every entry's mode, owner, size and times, and a hash of each
-file's content (a link's target). `unchanged_but_times` compares a tree with it: the same entries, modes,
-owners and sizes, and where an entry's times moved, the same content (read while the file stays as it was
-seen). Only then is the tree as built; anything else is a change.
-"""
+file's content (a link's target). `as_built` compares a tree with it: the same entries, modes, owners and
+sizes, and where an entry's times moved, the same content."""
 
 from __future__ import annotations
 
@@ -55,27 +53,31 @@ def write(top: Path, entries: list[tuple[str, os.stat_result | None]]) -> None:
     _replace(top.with_name(top.name + SUFFIX), json.dumps(recorded))
 
 
-def unchanged_but_times(top: Path, entries: list[tuple[str, os.stat_result | None]]) -> bool:
-    """True if the tree, whose current `stat_entries` are given, holds what its manifest says (times aside);
-    the manifest then takes the entries' times as they are now. False if it differs, or has no manifest."""
+def as_built(top: Path, entries: list[tuple[str, os.stat_result | None]], read_content: bool) -> dict | None:
+    """The manifest, if the tree, whose current `stat_entries` are given, holds what it says: the same
+    entries, modes, owners and sizes, and with `read_content`, where an entry's times moved, the same content
+    (without, the caller knows that nothing was written); None if it differs or has no manifest."""
     try:
         recorded = json.loads(top.with_name(top.name + SUFFIX).read_text())
     except (OSError, ValueError):
-        return False
+        return None
     if not isinstance(recorded, dict) or recorded.keys() != {path for path, _ in entries}:
-        return False
-    refreshed = {}
+        return None
     for path, info in entries:
         was = recorded[path]
         if info is None or not isinstance(was, list) or len(was) != 7:
-            return False
+            return None
         if was[:4] != [info.st_mode, info.st_uid, info.st_gid, info.st_size]:
-            return False
-        if was[4:6] != [info.st_mtime_ns, info.st_ctime_ns] and _content(path, info) != was[6]:
-            return False
-        refreshed[path] = _record(info, was[6])
-    _replace(top.with_name(top.name + SUFFIX), json.dumps(refreshed))
-    return True
+            return None
+        if read_content and was[4:6] != [info.st_mtime_ns, info.st_ctime_ns] and _content(path, info) != was[6]:
+            return None
+    return recorded
+
+
+def refresh(top: Path, entries: list[tuple[str, os.stat_result | None]], recorded: dict) -> None:
+    """Take the entries' times as they were when `entries` were read (what `as_built` accepted)."""
+    _replace(top.with_name(top.name + SUFFIX),
+             json.dumps({path: _record(info, recorded[path][6]) for path, info in entries if info is not None}))
 
 
 def _record(info: os.stat_result, content: str) -> list:
@@ -83,8 +85,10 @@ def _record(info: os.stat_result, content: str) -> list:
 
 
 def _content(path: str, info: os.stat_result) -> str | None:
-    """A file's content hash (read only while it stays the file `info` describes), a link's target, "" for
-    anything else; None if it cannot be read or changed while it was read."""
+    """A file's content hash, a link's target, "" for anything else; None if it cannot be read or is no
+    longer the file `info` describes. A file written while it is read gives the hash of what was read: it
+    matches the recorded one only if every byte read was as built (times may move meanwhile: a program that
+    sets them again and again must not make the tree count as changed)."""
     if stat.S_ISLNK(info.st_mode):
         try:
             return "->" + os.readlink(path)
@@ -98,13 +102,11 @@ def _content(path: str, info: os.stat_result) -> str | None:
         return None
     try:
         seen = os.fstat(handle)
-        if (seen.st_ino, seen.st_dev, seen.st_ctime_ns) != (info.st_ino, info.st_dev, info.st_ctime_ns):
+        if (seen.st_ino, seen.st_dev) != (info.st_ino, info.st_dev):
             return None
         digest = hashlib.blake2b(digest_size=16)
         while chunk := os.read(handle, 1 << 20):
             digest.update(chunk)
-        if os.fstat(handle).st_ctime_ns != info.st_ctime_ns:  # written while it was read
-            return None
         return digest.hexdigest()
     except OSError:
         return None

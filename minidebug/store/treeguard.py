@@ -7,7 +7,7 @@ rewrite a test in the pristine tree that eval starts from, and raise the score o
 tree's fingerprint (every entry's name, type, size, mtime and ctime) is recorded when it is built, compared
 the first time a process uses it, and from then on every folder of the tree is watched with inotify: a check
 is one non-blocking read. Where inotify is unavailable each check walks the tree again. A tree whose entries'
-times alone changed still counts as intact (see manifest.py).
+times alone changed still holds what was built (see manifest.py and `TreeGuard.intact`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ _IN_NONBLOCK_CLOEXEC = os.O_NONBLOCK | os.O_CLOEXEC
 _WATCHED = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)  # modify, attrib, close_write,
 # moved_from, moved_to, create, delete, delete_self, move_self
 _IN_ONLYDIR_DONT_FOLLOW = 0x01000000 | 0x02000000
+_IN_ATTRIB, _IN_Q_OVERFLOW, _IN_ISDIR = 0x4, 0x4000, 0x40000000
+NOTHING, TIMES, LOST, CHANGED = "nothing", "times", "lost", "changed"
+_SEVERITY = (NOTHING, TIMES, LOST, CHANGED)
 FINGERPRINT_SUFFIX = ".fingerprint"
 
 
@@ -227,20 +230,25 @@ class _Watch:
             os.close(self.fd)
             raise
 
-    def changed(self) -> bool:
-        changed = False
+    def seen(self) -> str:
+        """What happened since the last call: NOTHING, TIMES (only attribute changes: times, mode, owner,
+        links; nothing written, made, moved or removed), LOST (the kernel's event queue overflowed) or
+        CHANGED (anything else), the worst of what the events say."""
+        seen = NOTHING
         while True:
             try:
                 data = os.read(self.fd, 1 << 16)
             except BlockingIOError:
-                return changed
+                return seen
             offset = 0
             while offset + 16 <= len(data):
-                wd, _, _, length = struct.unpack_from("iIII", data, offset)
+                wd, mask, _, length = struct.unpack_from("iIII", data, offset)
                 name = data[offset + 16:offset + 16 + length].rstrip(b"\0")
                 offset += 16 + length
-                if not (wd == self.top and name in self.ignore):
-                    changed = True
+                if wd == self.top and name in self.ignore:
+                    continue
+                kind = TIMES if mask & ~_IN_ISDIR == _IN_ATTRIB else LOST if mask & _IN_Q_OVERFLOW else CHANGED
+                seen = max(seen, kind, key=_SEVERITY.index)
 
     def close(self) -> None:
         os.close(self.fd)
@@ -257,24 +265,42 @@ class TreeGuard:
         self._armed = False
 
     def intact(self) -> bool:
-        """True if the tree is unchanged since it was built. Cheap after the first call in a process."""
+        """True if the tree holds what was built. Cheap after the first call in a process. A tree seen
+        written since (by inotify) is not, even where what was written is gone again: a program may have
+        read it meanwhile. Where only times, modes or owners changed, they are compared with the manifest;
+        where nothing was seen (the first call, a lost event queue, no inotify), the content is too."""
         with self._lock:
-            if self._armed and self._watch is not None and not self._watch.changed():
-                return True
-            self._disarm()  # something happened (or nothing is watched): a new watch, then a full check
+            seen = NOTHING
+            if self._armed and self._watch is not None:
+                seen = self._watch.seen()
+                if seen == NOTHING or (seen == TIMES and self._times_only()):
+                    return True
+            self._disarm()  # a new watch, then a full check
             try:
                 self._watch = _Watch(self.venv, self.ignore)
             except OSError:
                 self._watch = None
-            ok = self._matches_record()
+            ok = seen in (NOTHING, LOST) and self._matches_record()
             self._armed = ok
             if not ok:
                 self._disarm()
             return ok
 
+    def _times_only(self) -> bool:
+        """After attribute changes alone: the tree still has the manifest's entries, modes, owners and sizes
+        (nothing was written: its content is as built), and nothing but attributes changed while it was
+        compared. Then its fingerprint and manifest take the new times."""
+        entries = manifest.stat_entries(self.venv, self.ignore, MAX_DEPTH, MAX_ENTRIES)
+        recorded = manifest.as_built(self.venv, entries, read_content=False) if entries is not None else None
+        if recorded is None or self._watch is None or self._watch.seen() not in (NOTHING, TIMES):
+            return False
+        manifest.refresh(self.venv, entries, recorded)
+        _record_fingerprint(self.venv, _hash(entries))
+        return True
+
     def _matches_record(self) -> bool:
-        """The tree matches its fingerprint, or differs from its manifest in times alone (then the
-        fingerprint is recorded anew: a program that can only read the tree set a file's times)."""
+        """The tree matches its fingerprint, or its manifest once its content is read (then both are
+        recorded anew: its times alone changed)."""
         try:
             recorded = self.venv.with_name(self.venv.name + FINGERPRINT_SUFFIX).read_text().strip()
         except OSError:
@@ -285,8 +311,10 @@ class TreeGuard:
         now = _hash(entries)
         if now == recorded:
             return True
-        if not manifest.unchanged_but_times(self.venv, entries):
+        built = manifest.as_built(self.venv, entries, read_content=True)
+        if built is None:
             return False
+        manifest.refresh(self.venv, entries, built)
         _record_fingerprint(self.venv, now)
         return True
 
