@@ -10,6 +10,7 @@ runs alternate, each after `--pause` seconds (an agent's turn, in which the env 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import tempfile
@@ -132,6 +133,18 @@ def main() -> None:
         guard = treeguard.guard(venv)
         guard.intact()
         rows.append(row("venv check, every eval and reset (inotify)", timed(guard.intact, runs * 10)))
+        touched = next(venv.glob("lib/python*/site-packages/pluggy/__init__.py"))
+
+        def after_touch(check):  # what a program may do to a venv it can only read (Landlock): set times to now
+            os.utime(touched)
+            assert check()
+
+        rows.append(row("venv check after a touch (inotify: modes and sizes against the manifest)",
+                        timed(lambda: after_touch(guard.intact), runs)))
+        rows.append(row("venv check after a touch, first in a process (the touched file's content read)",
+                        timed(lambda: after_touch(fresh_guard), runs)))
+        rows.append(row("record a built venv (fingerprint and manifest, content hashed)",
+                        timed(lambda: treeguard.record(venv), runs)))
 
         work = Path(tempfile.mkdtemp(prefix="minidebug-bench-start-"))
         try:

@@ -1,4 +1,5 @@
-"""A guarded tree whose times alone changed is still intact; any change of what it holds is not."""
+"""A guarded tree whose times alone changed is still intact; any change of what it holds is not. Every guard of a
+process watches on one inotify instance."""
 
 import os
 from pathlib import Path
@@ -118,6 +119,43 @@ def test_a_file_touched_without_end_is_still_as_built(tree):
     assert manifest.as_built(tree, entries, read_content=True) is not None
     (tree / "lib" / "plugin.py").write_text("VALUE = 9\n")
     assert manifest.as_built(tree, manifest.stat_entries(tree, (), 512, 10_000), read_content=True) is None
+
+
+def _inotify_instances() -> int:
+    return sum(os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify" for fd in os.listdir("/proc/self/fd")
+               if os.path.exists(f"/proc/self/fd/{fd}"))
+
+
+def test_every_guard_of_a_process_shares_one_inotify_instance(tmp_path):
+    """A user may hold 128 instances in all: one per tree would run out in a process that uses many tasks."""
+    trees = []
+    for number in range(150):
+        top = tmp_path / f"tree{number}"
+        (top / "sub").mkdir(parents=True)
+        (top / "sub" / "module.py").write_text("x = 1\n")
+        record(top)
+        trees.append(top)
+    guards = [TreeGuard(top) for top in trees]
+    assert all(guard.intact() for guard in guards)
+    assert _inotify_instances() == 1
+    twin = TreeGuard(trees[7])  # two guards of one tree: each sees what happens to it
+    assert twin.intact()
+    (trees[7] / "sub" / "module.py").write_text("x = 2\n")
+    assert [guard.intact() for guard in guards[6:9]] == [True, False, True] and not twin.intact()
+
+
+def test_a_forked_child_does_not_take_its_parents_events(tree):
+    guard = TreeGuard(tree)
+    assert guard.intact()
+    child = os.fork()
+    if child == 0:  # the child checks (with the inherited guard, then a new one) and writes
+        code = 0 if guard.intact() and TreeGuard(tree).intact() else 1
+        (tree / "lib" / "plugin.py").write_text("VALUE = 5\n")
+        code = code if not guard.intact() else 2
+        os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert not guard.intact()  # the parent saw the child's write: nothing of its queue was read by the child
 
 
 @pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")

@@ -12,23 +12,15 @@ times alone changed still holds what was built (see manifest.py and `TreeGuard.i
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import stat
-import struct
 import threading
 from pathlib import Path
 
 from . import manifest
+from .inotify import LOST, NOTHING, TIMES, TreeWatch
 
-_IN_NONBLOCK_CLOEXEC = os.O_NONBLOCK | os.O_CLOEXEC
-_WATCHED = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)  # modify, attrib, close_write,
-# moved_from, moved_to, create, delete, delete_self, move_self
-_IN_ONLYDIR_DONT_FOLLOW = 0x01000000 | 0x02000000
-_IN_ATTRIB, _IN_Q_OVERFLOW, _IN_ISDIR = 0x4, 0x4000, 0x40000000
-NOTHING, TIMES, LOST, CHANGED = "nothing", "times", "lost", "changed"
-_SEVERITY = (NOTHING, TIMES, LOST, CHANGED)
 FINGERPRINT_SUFFIX = ".fingerprint"
 
 
@@ -209,51 +201,6 @@ def _record_fingerprint(venv: Path, value: str) -> None:
     os.replace(temporary, path)
 
 
-class _Watch:
-    """inotify watches on every folder of one tree; `changed()` says whether anything happened since (what
-    happens to the top-level names in `ignore` aside)."""
-
-    def __init__(self, venv: Path, ignore: tuple[str, ...] = ()):
-        libc = ctypes.CDLL(None, use_errno=True)
-        self.fd = libc.inotify_init1(_IN_NONBLOCK_CLOEXEC)
-        if self.fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
-        self.ignore = {os.fsencode(name) for name in ignore}
-        try:
-            for number, folder in enumerate(walk_folders(venv, ignore)):
-                wd = libc.inotify_add_watch(self.fd, os.fsencode(folder), _WATCHED | _IN_ONLYDIR_DONT_FOLLOW)
-                if wd < 0:
-                    raise OSError(ctypes.get_errno(), f"inotify_add_watch {folder} failed")
-                if number == 0:
-                    self.top = wd
-        except BaseException:
-            os.close(self.fd)
-            raise
-
-    def seen(self) -> str:
-        """What happened since the last call: NOTHING, TIMES (only attribute changes: times, mode, owner,
-        links; nothing written, made, moved or removed), LOST (the kernel's event queue overflowed) or
-        CHANGED (anything else), the worst of what the events say."""
-        seen = NOTHING
-        while True:
-            try:
-                data = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return seen
-            offset = 0
-            while offset + 16 <= len(data):
-                wd, mask, _, length = struct.unpack_from("iIII", data, offset)
-                name = data[offset + 16:offset + 16 + length].rstrip(b"\0")
-                offset += 16 + length
-                if wd == self.top and name in self.ignore:
-                    continue
-                kind = TIMES if mask & ~_IN_ISDIR == _IN_ATTRIB else LOST if mask & _IN_Q_OVERFLOW else CHANGED
-                seen = max(seen, kind, key=_SEVERITY.index)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-
 class TreeGuard:
     """Says whether a tree still is as it was built. One per tree per process (see `guard`). Top-level names
     in `ignore` are not watched (a bare repo's `worktrees/`, which the host writes as episodes come and go)."""
@@ -261,7 +208,7 @@ class TreeGuard:
     def __init__(self, venv: Path, ignore: tuple[str, ...] = ()):
         self.venv, self.ignore = venv, ignore
         self._lock = threading.Lock()
-        self._watch: _Watch | None = None
+        self._watch: TreeWatch | None = None
         self._armed = False
 
     def intact(self) -> bool:
@@ -277,7 +224,7 @@ class TreeGuard:
                     return True
             self._disarm()  # a new watch, then a full check
             try:
-                self._watch = _Watch(self.venv, self.ignore)
+                self._watch = TreeWatch(walk_folders(self.venv, self.ignore), self.ignore)
             except OSError:
                 self._watch = None
             ok = seen in (NOTHING, LOST) and self._matches_record()
