@@ -88,11 +88,19 @@ def test_any_other_change_is_one(tree, change):
     assert after() == (False, False)
 
 
-def test_a_tree_recorded_without_a_manifest_counts_any_change(tree):
-    tree.with_name(tree.name + manifest.SUFFIX).unlink()
-    after = checks(tree)
+def test_a_tree_recorded_without_a_manifest_gets_one_while_it_matches_its_fingerprint(tree):
+    tree.with_name(tree.name + manifest.SUFFIX).unlink()  # as a cache made before manifests were has it
+    os.utime(tree / "lib" / "plugin.py", ns=(10**9, 10**9))
+    assert not TreeGuard(tree).intact()  # no manifest to tell times from content: a change
+    tree.with_name(tree.name + manifest.SUFFIX).unlink(missing_ok=True)
+    record_fingerprint_only(tree)
+    after = checks(tree)  # it matches its fingerprint: the manifest is written then
     os.utime(tree / "lib" / "plugin.py")
-    assert after() == (False, False)
+    assert after() == (True, True)
+
+
+def record_fingerprint_only(top):
+    top.with_name(top.name + FINGERPRINT_SUFFIX).write_text(fingerprint(top))
 
 
 def test_a_write_undone_again_is_a_change_where_it_was_seen(tree):

@@ -44,6 +44,10 @@ def stat_entries(top: Path, ignore: tuple[str, ...], max_depth: int, max_entries
     return entries
 
 
+def exists(top: Path) -> bool:
+    return top.with_name(top.name + SUFFIX).is_file()
+
+
 def write(top: Path, entries: list[tuple[str, os.stat_result | None]]) -> None:
     """Record the manifest of a tree just built, from its `stat_entries`."""
     recorded = {}

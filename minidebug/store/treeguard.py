@@ -257,6 +257,8 @@ class TreeGuard:
             return False
         now = _hash(entries)
         if now == recorded:
+            if not manifest.exists(self.venv):  # a tree recorded before manifests were: it is as built now
+                manifest.write(self.venv, entries)
             return True
         built = manifest.as_built(self.venv, entries, read_content=True)
         if built is None:
