@@ -11,7 +11,7 @@ from pathlib import Path
 from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from ..sandbox import reaper
 from ..scoring.eval_room import ROOM_PREFIX
-from ..store.treeguard import remove_tree
+from ..store.removal import remove_tree
 from ..sandbox.devices import PREFIX as DEVICES_PREFIX
 from ..sandbox.reaper import OWNER_FILE
 from ..workspace.worktree import EPISODE_PREFIX

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import MinidebugError
 from ..sandbox.confinement import Confinement
 from ..sandbox.reaper import write_owner
-from ..store.treeguard import remove_tree
+from ..store.removal import remove_tree
 from ..tasks.task import Limits, Task
 from ..workspace.safefs import remove_entry
 from ..workspace.worktree import Workspace

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..sandbox.confinement import Confinement
-from ..store.treeguard import remove_tree
+from ..store.removal import remove_tree
 from ..tasks.command import eval_command
 from ..workspace.safefs import empty_folder, read_entry, remove_entry
 from . import forgery

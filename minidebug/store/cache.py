@@ -20,7 +20,8 @@ from .gitcmd import git
 from .locks import file_lock
 from .repos import borrowing_repo, shared_store, store_path
 from ..tasks.task import Task
-from .treeguard import FINGERPRINT_SUFFIX, forget, guard, record, remove_tree
+from .removal import remove_tree
+from .treeguard import FINGERPRINT_SUFFIX, forget, guard, record
 from .venv import ProjectInstall, ensure_venv, lay_build_products
 
 BASE_REF = "refs/minidebug/base"

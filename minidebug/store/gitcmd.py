@@ -54,7 +54,7 @@ def pin_repository(repo: Path) -> None:
     """Put back a repository's config as minidebug made it (PINNED_CONFIG) if it differs, and remove the
     attribute and per-worktree config files git would read from it. A link in their place is replaced, never
     followed."""
-    from .treeguard import remove_tree
+    from .removal import remove_tree
 
     config = repo / "config"
     try:

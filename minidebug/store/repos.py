@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import TaskError, WorkspaceError
 from .gitcmd import git
 from .locks import file_lock
-from .treeguard import remove_tree
+from .removal import remove_tree
 
 COMPLETE_MARKER = "minidebug-complete"
 

@@ -17,7 +17,8 @@ from typing import Sequence
 from ..errors import WorkspaceError
 from .interpreters import find_python, interpreter_identity
 from .locks import file_lock
-from .treeguard import record, remove_tree
+from .removal import remove_tree
+from .treeguard import record
 
 COMPLETE_MARKER = ".minidebug-complete"
 

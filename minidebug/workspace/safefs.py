@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..store.treeguard import remove_at
+from ..store.removal import remove_at
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a single file eval copies out of the worktree

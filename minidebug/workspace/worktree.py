@@ -18,7 +18,7 @@ from ..store.cache import PreparedTask
 from ..errors import ToolError, WorkspaceError
 from ..store.gitcmd import git
 from ..store.locks import file_lock
-from ..store.treeguard import remove_tree
+from ..store.removal import remove_tree
 from ..store.venv import BUILD_PRODUCTS_EXCLUDE, lay_build_products
 from ..sandbox.reaper import write_owner
 from .safefs import read_entry, remove_entry
