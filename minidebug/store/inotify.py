@@ -110,7 +110,7 @@ class TreeWatch:
             try:
                 for folder in folders:
                     self._wds.append(self._instance.add(folder, self))
-                    self.top = self._wds[0]
+                self.top = self._wds[0] if self._wds else -1  # set before any read: the lock is held
             except BaseException:
                 self._release()
                 raise

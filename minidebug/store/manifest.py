@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 SUFFIX = ".manifest"
@@ -54,7 +55,7 @@ def write(top: Path, entries: list[tuple[str, os.stat_result | None]]) -> None:
     for path, info in entries:
         content = _content(path, info) if info is not None else None
         recorded[path] = None if info is None or content is None else _record(info, content)
-    _replace(top.with_name(top.name + SUFFIX), json.dumps(recorded))
+    write_whole(top.with_name(top.name + SUFFIX), json.dumps(recorded))
 
 
 def as_built(top: Path, entries: list[tuple[str, os.stat_result | None]], read_content: bool) -> dict | None:
@@ -80,7 +81,7 @@ def as_built(top: Path, entries: list[tuple[str, os.stat_result | None]], read_c
 
 def refresh(top: Path, entries: list[tuple[str, os.stat_result | None]], recorded: dict) -> None:
     """Take the entries' times as they were when `entries` were read (what `as_built` accepted)."""
-    _replace(top.with_name(top.name + SUFFIX),
+    write_whole(top.with_name(top.name + SUFFIX),
              json.dumps({path: _record(info, recorded[path][6]) for path, info in entries if info is not None}))
 
 
@@ -118,8 +119,8 @@ def _content(path: str, info: os.stat_result) -> str | None:
         os.close(handle)
 
 
-def _replace(path: Path, text: str) -> None:
+def write_whole(path: Path, text: str) -> None:
     """Write `path` whole or not at all (a reader never sees half of it; the last writer wins)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     temporary.write_text(text)
     os.replace(temporary, path)

@@ -84,10 +84,7 @@ def record(venv: Path, ignore: tuple[str, ...] = ()) -> None:
 
 
 def _record_fingerprint(venv: Path, value: str) -> None:
-    path = venv.with_name(venv.name + FINGERPRINT_SUFFIX)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(value)
-    os.replace(temporary, path)
+    manifest.write_whole(venv.with_name(venv.name + FINGERPRINT_SUFFIX), value)
 
 
 class TreeGuard:
