@@ -40,6 +40,39 @@ def test_reset_removes_a_nested_repository_the_agent_made(make_env, calc_task):
     assert not (root / "notes").exists()
 
 
+def test_reset_undoes_deep_trees_links_and_swapped_kinds_inside_tracked_folders(make_env, task_dir, tmp_path):
+    """What reset removes itself before git restores the rest: a 1,500-level tree inside a tracked folder, a
+    tracked folder swapped for a link to a folder outside (whose files stay), a tracked file swapped for a
+    folder, untracked and ignored files next to tracked ones."""
+    files = dict(CALC, **{"pkg/__init__.py": "", "pkg/sub/mod.py": "X = 1\n", "lib/util.py": "Y = 2\n",
+                          ".gitignore": "*.log\n"})
+    env = make_env(task_dir(files, CALC_TOML, name="nested"), bash=True, sandbox=None)
+    env.reset()
+    root = env.workspace.root
+    original = _snapshot(root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("kept")
+    script = ("import os\nos.chdir('pkg/sub')\nfor i in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\n"
+              "os.chmod('.', 0)\nprint('deep')")
+    out = env.step({"name": "bash", "arguments": {"command": f"python -c \"{script}\""}})[0]
+    assert "deep" in out, out
+    out = env.step({"name": "bash", "arguments": {"command": (
+        f"rm -r lib && ln -s {outside} lib && rm calc.py && mkdir -p calc.py/inner && touch calc.py/inner/f "
+        "&& echo x > pkg/sub/extra.py && echo y > pkg/run.log && echo made")}})[0]
+    assert "made" in out, out
+    env.reset()
+    assert _snapshot(root) == original
+    assert not (root / "lib").is_symlink() and (root / "calc.py").is_file()
+    assert sorted(p.name for p in (root / "pkg" / "sub").iterdir()) == ["mod.py"]  # the deep tree went too
+    assert not (root / "pkg" / "run.log").exists()
+    assert (outside / "keep.txt").read_text() == "kept"
+    out = env.step({"name": "bash", "arguments": {"command": f"python -c \"{script}\""}})[0]
+    assert "deep" in out, out
+    env.reset()
+    assert _snapshot(root) == original and sorted(p.name for p in (root / "pkg" / "sub").iterdir()) == ["mod.py"]
+
+
 def test_worktree_and_temp_dirs_are_gone_after_close(make_env, calc_task):
     env = make_env(calc_task)
     env.reset()

@@ -22,6 +22,7 @@ from ..store.removal import remove_tree
 from ..store.venv import BUILD_PRODUCTS_EXCLUDE, lay_build_products
 from ..sandbox.reaper import write_owner
 from .safefs import read_entry, remove_entry
+from .untracked import Layout, commit_layout, remove_untracked
 from ..tasks.task import Task
 
 EPISODE_PREFIX = "minidebug-ep-"
@@ -45,6 +46,7 @@ class Workspace:
         self._closed = False
         self._admin: Path | None = None  # git's record of the worktree, in the bare repo
         self._git_options: tuple[str, ...] = ()
+        self._layout: Layout | None = None  # the base commit's folders and files (see untracked.py)
         try:
             self.home.mkdir()
             self.tmp.mkdir()
@@ -85,6 +87,9 @@ class Workspace:
     def reset(self) -> None:
         """Put the worktree back to the base commit: tracked files restored, everything else removed."""
         remove_entry(self.dir, self.root.name + "/.git")
+        if self._layout is None:
+            self._layout = commit_layout(self.git("ls-tree", "-r", "-t", "-z", self.prepared.base_commit))
+        remove_untracked(self.root, self._layout)  # before git, whose clean is slow on deep trees
         try:
             self.git("checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
             self.git("clean", "-ffdxq")  # -ff: nested repositories the agent made go too

@@ -1,0 +1,76 @@
+"""Removing from a worktree everything its base commit does not hold, in one walk of the commit's folders.
+
+Reset removes what the agent and its programs added before git restores the tracked files. git's own
+`clean` walks an untracked folder by full paths, so a program that nests a folder 1,500 levels deep made it
+take close to a minute (its time grows with the square of the depth); here each folder is opened relative
+to its parent (never following a link), what the commit lacks is removed as a whole (see
+store/removal.py), and only the commit's own folders are walked.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from ..store.removal import remove_at
+
+_DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+Layout = dict[str, dict[str, str]]  # folder ("" the top) -> {name: git object type: "tree", "blob", "commit"}
+
+
+def commit_layout(listing: str) -> Layout:
+    """The layout of a commit, from `git ls-tree -r -t -z COMMIT` output ("mode type object\tpath" records)."""
+    layout: Layout = {"": {}}
+    for record in filter(None, listing.split("\0")):
+        meta, _, path = record.partition("\t")
+        kind = meta.split(" ")[1]
+        folder, _, name = path.rpartition("/")
+        layout.setdefault(folder, {})[name] = kind
+        if kind == "tree":
+            layout.setdefault(path, {})
+    return layout
+
+
+def remove_untracked(root: Path, layout: Layout) -> None:
+    """Remove every entry under root that the layout does not name, and every entry whose kind differs from
+    the layout's (a folder where a file belongs, anything but a real folder where a folder belongs). What
+    cannot be opened is left for git, which then reports it."""
+    try:
+        top = os.open(root, _DIR_NOFOLLOW)
+    except OSError:
+        return
+    stack = [("", top)]
+    while stack:
+        folder, fd = stack.pop()
+        try:
+            expected = layout.get(folder, {})
+            for name in _names(fd):
+                kind = expected.get(name)
+                try:
+                    mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+                except OSError:
+                    continue
+                is_dir = stat.S_ISDIR(mode)
+                if kind == "tree" and is_dir:
+                    child = _open(fd, name)
+                    if child is not None:
+                        stack.append((f"{folder}/{name}" if folder else name, child))
+                elif kind is None or (kind == "tree") != is_dir and kind != "commit":
+                    remove_at(fd, name)
+        finally:
+            os.close(fd)
+
+
+def _names(fd: int) -> list[str]:
+    try:
+        return os.listdir(fd)
+    except OSError:
+        return []
+
+
+def _open(parent: int, name: str) -> int | None:
+    try:
+        return os.open(name, _DIR_NOFOLLOW, dir_fd=parent)
+    except OSError:
+        return None
