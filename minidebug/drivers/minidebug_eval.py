@@ -342,8 +342,8 @@ def _rehearse():
     failing, raising), so that a forked run starts from code that has run: the interpreter has specialized
     the bytecode of pytest's set-up, collection, reporting and traceback formatting, and the caches they fill
     on first use are full (about 15 ms of a small run). The rehearsal reads nothing of the project: its folder
-    is new, in TMPDIR, named as the ini file (so no ini file or conftest.py above it counts), and only
-    pytest's own plugins load. What it changed that a run could see is put back: the working folder, the
+    is new, in TMPDIR, and named as the ini file and rootdir, no conftest.py counts, and only pytest's own
+    plugins load. What it changed that a run could see is put back: the working folder, the
     environment, sys.path and the import caches, the test module, its files; the other modules it imported
     are dropped again where the project's folders would shadow them, as the learned modules are."""
     import inspect
@@ -369,8 +369,8 @@ def _rehearse():
         os.chdir(folder)
         for target in (1, 2):
             os.dup2(sink_end, target)  # its output, a few hundred bytes, stays in the pipe and is dropped
-        pytest.main(["-q", "-p", "no:cacheprovider", "-c", os.path.join(folder, "pytest.ini"), "--rootdir", folder,
-                     folder])
+        pytest.main(["-q", "-p", "no:cacheprovider", "--noconftest", "-c", os.path.join(folder, "pytest.ini"),
+                     "--rootdir", folder, folder])
     except Exception:  # a run that cannot rehearse starts colder, no less correct
         pass
     finally:
