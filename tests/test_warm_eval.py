@@ -522,3 +522,47 @@ def test_a_pytest_file_left_above_the_eval_tree_stops_the_score(make_env, calc_t
     (temp / "pytest.ini").write_text("[pytest]\n")
     refused = env.evaluate()
     assert refused.score == 0 and not refused.tests and "not scored: pytest would read" in refused.notes[-1]
+
+
+REHEARSED = {
+    "readline.py": "MARK = 'the project'\n",
+    "test_clean.py": """\
+        import sys
+
+
+        def test_nothing_of_the_rehearsal_is_left():
+            assert "minidebug_rehearsal" not in sys.modules
+            assert not any(entry.rstrip("/").endswith("drivers") for entry in sys.path[1:])
+
+
+        def test_a_module_the_rehearsal_imported_is_the_projects_where_the_project_has_one():
+            import readline
+
+            assert readline.MARK == "the project"
+
+
+        def test_the_runs_own_failure_is_reported_as_in_a_fresh_run():
+            assert {"a": [1, 2]} == {"a": [1, 3]}
+        """,
+}
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_forked_run_starts_from_the_rehearsal_as_from_nothing(make_env, task_dir, sandbox):
+    """The warm interpreter runs pytest once on tests of its own before it is ready (drivers/minidebug_eval.py,
+    `_rehearse`): a forked run sees neither that run's module nor its path, a standard module it
+    imported (readline, as pdb loads it) is the project's where the project has one, and the outcomes and
+    failure output are a fresh run's."""
+    task = task_dir(REHEARSED, name=f"rehearsed-{sandbox}")
+    fresh = make_env(task, sandbox=sandbox, eval_mode="fresh", terminate_on_success=False)
+    fresh.reset()
+    first = fresh.evaluate()
+    env = make_env(task, sandbox=sandbox, terminate_on_success=False)
+    env.reset()
+    second = env.evaluate()
+    assert not first.forked and second.forked
+    expected = {"test_clean.py::test_nothing_of_the_rehearsal_is_left": "passed",
+                "test_clean.py::test_a_module_the_rehearsal_imported_is_the_projects_where_the_project_has_one": "passed",
+                "test_clean.py::test_the_runs_own_failure_is_reported_as_in_a_fresh_run": "failed"}
+    assert first.tests == second.tests == expected, second.output[-1500:]
+    assert "AssertionError: assert {'a': [1, 2]} == {'a': [1, 3]}" in second.output

@@ -308,69 +308,37 @@ def _compile_patterns():
     list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline))
 
 
-REHEARSAL_TESTS = """\
-import pytest
-
-
-@pytest.fixture
-def value():
-    return 2
-
-
-def test_passes(value):
-    assert value == 2
-
-
-@pytest.mark.parametrize("n", [1, 2])
-def test_compares(n, value):
-    assert {"a": [n, value]} == {"a": [n, 3]}
-
-
-def _deeper(n):
-    if n:
-        return _deeper(n - 1)
-    raise ValueError(n)
-
-
-def test_raises():
-    _deeper(3)
-"""
-
-
 def _rehearse():
-    """Run pytest once here, before the first run, on tests of the driver's own (REHEARSAL_TESTS: passing,
-    failing, raising), so that a forked run starts from code that has run: the interpreter has specialized
-    the bytecode of pytest's set-up, collection, reporting and traceback formatting, and the caches they fill
-    on first use are full (about 15 ms of a small run). The rehearsal reads nothing of the project: its folder
-    is new, in TMPDIR, and named as the ini file and rootdir, no conftest.py counts, and only pytest's own
-    plugins load. What it changed that a run could see is put back: the working folder, the
-    environment, sys.path and the import caches, the test module, its files; the other modules it imported
-    are dropped again where the project's folders would shadow them, as the learned modules are."""
+    """Run pytest once here, before the first run, on the tests of minidebug_rehearsal (passing, failing,
+    raising), so that a forked run starts from code that has run: the interpreter has specialized the
+    bytecode of pytest's set-up, collection, reporting and traceback formatting, and the caches they fill on
+    first use are full (about 15 ms of a small run). The rehearsal reads nothing of the project and writes
+    nothing: its tests are a file of this folder, which is its rootdir, working folder and conftest cut-off
+    (no folder above is collected), no ini file (`-c /dev/null`) or conftest.py counts, only pytest's own
+    plugins load, and its output goes to a pipe that is dropped. What it changed that a run
+    could see is put back: the environment, sys.path, the test module and the caches that name its file;
+    the other modules it imported are dropped again where the project's folders would shadow them, as the
+    learned modules are."""
     import inspect
     import linecache
-    import shutil
-    import tempfile
 
     import pytest
 
-    folder = tempfile.mkdtemp(prefix="minidebug-rehearsal-")
-    inside = os.path.join(folder, "")
-    here, environ, path, modules = os.getcwd(), dict(os.environ), list(sys.path), set(sys.modules)
+    here = os.path.dirname(os.path.abspath(__file__))
+    tests = os.path.join(here, "minidebug_rehearsal.py")
+    cwd, environ, path, modules = os.getcwd(), dict(os.environ), list(sys.path), set(sys.modules)
     saved = [os.dup(1), os.dup(2)]
     sink, sink_end = os.pipe()
     os.set_blocking(sink_end, False)  # more output than the pipe holds fails the rehearsal, never blocks it
     try:
-        with open(os.path.join(folder, "test_rehearsal.py"), "w") as handle:
-            handle.write(REHEARSAL_TESTS)
-        open(os.path.join(folder, "pytest.ini"), "w").close()
         for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
             os.environ.pop(name, None)
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        os.chdir(folder)
         for target in (1, 2):
-            os.dup2(sink_end, target)  # its output, a few hundred bytes, stays in the pipe and is dropped
-        pytest.main(["-q", "-p", "no:cacheprovider", "--noconftest", "-c", os.path.join(folder, "pytest.ini"),
-                     "--rootdir", folder, folder])
+            os.dup2(sink_end, target)
+        os.chdir(here)  # with rootdir and confcutdir here, no folder above is collected (nor its __init__.py)
+        pytest.main(["-q", "-p", "no:cacheprovider", "--noconftest", "-c", os.devnull, "--rootdir", here,
+                     "--confcutdir", here, tests])
     except Exception:  # a run that cannot rehearse starts colder, no less correct
         pass
     finally:
@@ -384,22 +352,19 @@ def _rehearse():
             os.close(copy)
         os.close(sink)
         os.close(sink_end)
-        os.chdir(here)
+        os.chdir(cwd)
         os.environ.clear()
         os.environ.update(environ)
         sys.path[:] = path
         for name in set(sys.modules) - modules:
-            if getattr(sys.modules[name], "__file__", None) and sys.modules[name].__file__.startswith(inside):
+            if getattr(sys.modules[name], "__file__", None) == tests:
                 del sys.modules[name]
             else:
                 _LEARNED_LOADED.add(name)
-        for cache in (sys.path_importer_cache, linecache.cache, inspect.modulesbyfile):
-            for key in [key for key in cache if isinstance(key, str) and key.startswith(inside)]:
-                del cache[key]
-        names = getattr(inspect, "_filesbymodname", {})
-        for key in [key for key, file in names.items() if isinstance(file, str) and file.startswith(inside)]:
-            del names[key]
-        shutil.rmtree(folder, ignore_errors=True)
+        linecache.cache.pop(tests, None)
+        for name in (tests, os.path.realpath(tests)):
+            inspect.modulesbyfile.pop(name, None)
+        getattr(inspect, "_filesbymodname", {}).pop("minidebug_rehearsal", None)
         gc.collect()
 
 
