@@ -250,7 +250,8 @@ def serve(control):
 
     inspect.getmodule(compile("", "<warm>", "exec"))  # fills inspect's cache of the modules' files (tracebacks)
     _compile_patterns()
-    _rehearse()
+    if settings.get("rehearse"):
+        _rehearse()
     from minidebug_ahead import compile_ahead, install
 
     _AHEAD_HOOKS[:] = install(compile_ahead(settings.get("compiled", [])))  # the task's files, never run here
@@ -312,7 +313,7 @@ def _rehearse():
     """Run pytest once here, before the first run, on the tests of minidebug_rehearsal (passing, failing,
     raising), so that a forked run starts from code that has run: the interpreter has specialized the
     bytecode of pytest's set-up, collection, reporting and traceback formatting, and the caches they fill on
-    first use are full (about 15 ms of a small run). The rehearsal reads nothing of the project and writes
+    first use are full (10–15 ms of a small run). The rehearsal reads nothing of the project and writes
     nothing: its tests are a file of this folder, which is its rootdir, working folder and conftest cut-off
     (no folder above is collected), no ini file (`-c /dev/null`) or conftest.py counts, only pytest's own
     plugins load, and its output goes to a pipe that is dropped. What it changed that a run
