@@ -8,6 +8,7 @@ Prints a Markdown table (median and p95 in milliseconds).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -107,6 +108,28 @@ def main() -> None:
             bare = timed(dirty_then(bare_git), runs)
             warm = timed(dirty_then(env.reset), runs)
             rows.append(row("warm reset (after an edit and a new file)", warm, "git checkout -f && git clean -fdx", bare))
+
+            def deep_tree():  # a program's 1,500-level folder tree (git clean's time grows with its square)
+                here = os.open(root, os.O_RDONLY)
+                try:
+                    for _ in range(1500):
+                        os.mkdir("d", dir_fd=here)
+                        below = os.open("d", os.O_RDONLY, dir_fd=here)
+                        os.close(here)
+                        here = below
+                finally:
+                    os.close(here)
+
+            def after_deep_tree(fn, count):  # the tree is made before each timed call, untimed
+                samples = []
+                for _ in range(count):
+                    deep_tree()
+                    samples += timed(fn, 1)
+                return samples
+
+            deep = after_deep_tree(env.reset, runs)
+            bare_deep = after_deep_tree(bare_git, 2)  # about a minute each on a 2-core machine
+            rows.append(row("reset after a 1,500-level tree", deep, "git checkout -f && git clean -fdx", bare_deep))
             env.reset()
             assert not env.step(view)[0].startswith("error")
             rows.append(row("view step", timed(lambda: env.step(view), runs * 4)))
