@@ -549,10 +549,10 @@ REHEARSED = {
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_forked_run_starts_from_the_rehearsal_as_from_nothing(make_env, task_dir, sandbox):
-    """The warm interpreter runs pytest once on tests of its own before it is ready (drivers/minidebug_eval.py,
-    `_rehearse`): a forked run sees neither that run's module nor its path, a standard module it
-    imported (readline, as pdb loads it) is the project's where the project has one, and the outcomes and
-    failure output are a fresh run's."""
+    """The warm interpreter runs pytest once on tests of its own before it is ready
+    (drivers/minidebug_rehearsal.py): a forked run sees neither that run's module nor its path, a standard
+    module it imported (readline, as pdb loads it) is the project's where the project has one, and the
+    outcomes and failure output are a fresh run's."""
     task = task_dir(REHEARSED, name=f"rehearsed-{sandbox}")
     fresh = make_env(task, sandbox=sandbox, eval_mode="fresh", terminate_on_success=False)
     fresh.reset()

@@ -250,8 +250,10 @@ def serve(control):
 
     inspect.getmodule(compile("", "<warm>", "exec"))  # fills inspect's cache of the modules' files (tracebacks)
     _compile_patterns()
-    if settings.get("rehearse"):
-        _rehearse()
+    if settings.get("rehearse"):  # one pytest run on tests of its own (see minidebug_rehearsal)
+        from minidebug_rehearsal import rehearse
+
+        _LEARNED_LOADED.update(rehearse())
     from minidebug_ahead import compile_ahead, install
 
     _AHEAD_HOOKS[:] = install(compile_ahead(settings.get("compiled", [])))  # the task's files, never run here
@@ -307,66 +309,6 @@ def _compile_patterns():
 
     argparse.ArgumentParser(add_help=False).format_help()
     list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline))
-
-
-def _rehearse():
-    """Run pytest once here, before the first run, on the tests of minidebug_rehearsal (passing, failing,
-    raising), so that a forked run starts from code that has run: the interpreter has specialized the
-    bytecode of pytest's set-up, collection, reporting and traceback formatting, and the caches they fill on
-    first use are full (10–15 ms of a small run). The rehearsal reads nothing of the project and writes
-    nothing: its tests are a file of this folder, which is its rootdir, working folder and conftest cut-off
-    (no folder above is collected), no ini file (`-c /dev/null`) or conftest.py counts, only pytest's own
-    plugins load, and its output goes to a pipe that is dropped. What it changed that a run
-    could see is put back: the environment, sys.path, the test module and the caches that name its file;
-    the other modules it imported are dropped again where the project's folders would shadow them, as the
-    learned modules are."""
-    import inspect
-    import linecache
-
-    import pytest
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    tests = os.path.join(here, "minidebug_rehearsal.py")
-    cwd, environ, path, modules = os.getcwd(), dict(os.environ), list(sys.path), set(sys.modules)
-    saved = [os.dup(1), os.dup(2)]
-    sink, sink_end = os.pipe()
-    os.set_blocking(sink_end, False)  # more output than the pipe holds fails the rehearsal, never blocks it
-    try:
-        for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
-            os.environ.pop(name, None)
-        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        for target in (1, 2):
-            os.dup2(sink_end, target)
-        os.chdir(here)  # with rootdir and confcutdir here, no folder above is collected (nor its __init__.py)
-        pytest.main(["-q", "-p", "no:cacheprovider", "--noconftest", "-c", os.devnull, "--rootdir", here,
-                     "--confcutdir", here, tests])
-    except Exception:  # a run that cannot rehearse starts colder, no less correct
-        pass
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        for target, copy in zip((1, 2), saved):
-            os.dup2(copy, target)
-            os.close(copy)
-        os.close(sink)
-        os.close(sink_end)
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(environ)
-        sys.path[:] = path
-        for name in set(sys.modules) - modules:
-            if getattr(sys.modules[name], "__file__", None) == tests:
-                del sys.modules[name]
-            else:
-                _LEARNED_LOADED.add(name)
-        linecache.cache.pop(tests, None)
-        for name in (tests, os.path.realpath(tests)):
-            inspect.modulesbyfile.pop(name, None)
-        getattr(inspect, "_filesbymodname", {}).pop("minidebug_rehearsal", None)
-        gc.collect()
 
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22

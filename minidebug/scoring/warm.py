@@ -4,7 +4,7 @@ An eval's cost is mostly a new interpreter importing pytest, its plugins and the
 cgroup holds the episode, moving each new process into it costs a kernel grace period (tens of ms). So
 the episode starts the eval driver in warm mode (`minidebug_eval.py --warm`), confined exactly as an eval
 (same sandbox, limits, cgroup, writable folders), which imports all that, rehearses one pytest run on tests
-of its own (see minidebug_eval._rehearse) and waits. Each eval sends it the
+of its own (see minidebug_rehearsal.py) and waits. Each eval sends it the
 report socket and an output pipe; it forks a child that takes a session of its own, installs the seccomp
 filter and runs the tests exactly as a fresh driver would.
 
