@@ -34,31 +34,33 @@ def commit_layout(listing: str) -> Layout:
 
 def remove_untracked(root: Path, layout: Layout) -> None:
     """Remove every entry under root that the layout does not name, and every entry whose kind differs from
-    the layout's (a folder where a file belongs, anything but a real folder where a folder belongs). What
-    cannot be opened is left for git, which then reports it."""
-    try:
-        top = os.open(root, _DIR_NOFOLLOW)
-    except OSError:
+    the layout's (a folder where a file belongs, anything but a real folder where a folder belongs). Depth
+    first, one open folder per level of the commit's tree. What cannot be opened is left for git, which then
+    reports it."""
+    top = _open(None, str(root))
+    if top is None:
         return
-    stack = [("", top)]
-    while stack:
-        folder, fd = stack.pop()
-        try:
-            expected = layout.get(folder, {})
-            for name in _names(fd):
-                kind = expected.get(name)
-                try:
-                    mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-                except OSError:
-                    continue
-                is_dir = stat.S_ISDIR(mode)
-                if kind == "tree" and is_dir:
-                    child = _open(fd, name)
-                    if child is not None:
-                        stack.append((f"{folder}/{name}" if folder else name, child))
-                elif kind is None or (kind == "tree") != is_dir and kind != "commit":
-                    remove_at(fd, name)
-        finally:
+    stack = [(top, "", iter(_names(top)))]
+    try:
+        while stack:
+            fd, folder, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                os.close(stack.pop()[0])
+                continue
+            kind = layout.get(folder, {}).get(name)
+            try:
+                is_dir = stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+            except OSError:
+                continue
+            if kind == "tree" and is_dir:
+                child = _open(fd, name)
+                if child is not None:
+                    stack.append((child, f"{folder}/{name}" if folder else name, iter(_names(child))))
+            elif kind is None or (kind == "tree") != is_dir and kind != "commit":
+                remove_at(fd, name)
+    finally:
+        for fd, _, _ in stack:
             os.close(fd)
 
 
@@ -69,7 +71,7 @@ def _names(fd: int) -> list[str]:
         return []
 
 
-def _open(parent: int, name: str) -> int | None:
+def _open(parent: int | None, name: str) -> int | None:
     try:
         return os.open(name, _DIR_NOFOLLOW, dir_fd=parent)
     except OSError:
