@@ -1,7 +1,7 @@
 """The warm eval interpreter's rehearsal: one pytest run, before the interpreter is ready, on the tests below
 (passing, failing, raising), so that each forked run starts from code that has run. The interpreter has then
 specialized the bytecode of pytest's set-up, collection, reporting and traceback formatting, and the caches
-they fill on first use are full (10-15 ms of a small run).
+they fill on first use are full (about 10 ms of a small run).
 
 The rehearsal reads nothing of the project and writes nothing: its tests are this file, whose folder is the
 run's rootdir, working folder and conftest cut-off (no folder above is collected), no ini file (`-c
