@@ -552,7 +552,8 @@ def test_a_forked_run_starts_from_the_rehearsal_as_from_nothing(make_env, task_d
     """The warm interpreter runs pytest once on tests of its own before it is ready
     (drivers/minidebug_rehearsal.py): a forked run sees neither that run's module nor its path, a standard
     module it imported (readline, as pdb loads it) is the project's where the project has one, and the
-    outcomes and failure output are a fresh run's."""
+    outcomes and failure output are a fresh run's. (Run by root without a sandbox an interpreter serves one run
+    and does not rehearse: there this checks the forked run alone.)"""
     task = task_dir(REHEARSED, name=f"rehearsed-{sandbox}")
     fresh = make_env(task, sandbox=sandbox, eval_mode="fresh", terminate_on_success=False)
     fresh.reset()
