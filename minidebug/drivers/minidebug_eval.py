@@ -106,6 +106,7 @@ def _receive(fd):
 
 _AHEAD_HOOKS = []  # the functions that hold the code a warm interpreter compiled ahead (see minidebug_ahead)
 _LEARNED_LOADED = set()  # every module importing the learned ones loaded (see _read_no_bytecode_from_now_on)
+_WARM_STATE = []  # in a warm interpreter: the watch's snapshot of the state every forked child starts from
 
 
 def _read_no_bytecode_from_now_on(pycache, preload, learned=()):
@@ -169,7 +170,8 @@ def run(fd, settings):
         import minidebug_unittest as unittest_runner
     dumps = json.dumps
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
-                  unittest_runner.GUARDED if unittest_runner else ())
+                  unittest_runner.GUARDED if unittest_runner else (),
+                  None if unittest_runner else _WARM_STATE.pop() if _WARM_STATE else None)
     checks = watch.plugin()
     tree = os.getcwd()
     _drop_shadowed(sorted(_LEARNED_LOADED | set(learned)),
@@ -245,7 +247,7 @@ def serve(control):
     import pytest  # noqa: F401
 
     _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []), settings.get("learned", []))
-    import minidebug_watch  # noqa: F401 - compiled once, here, not in the child
+    import minidebug_watch  # compiled once, here, not in the child
     import inspect
 
     inspect.getmodule(compile("", "<warm>", "exec"))  # fills inspect's cache of the modules' files (tracebacks)
@@ -268,6 +270,7 @@ def serve(control):
     from minidebug_leftovers import SandboxState, in_own_pid_namespace, reap
 
     sandbox = SandboxState() if in_own_pid_namespace(settings.get("host_pid_namespace")) else None
+    _WARM_STATE[:] = [minidebug_watch.snapshot()]  # taken once here, not in every child (copying costs it pages)
     os.write(control, b"ready\n")
     while True:
         try:

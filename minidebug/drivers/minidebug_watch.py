@@ -56,13 +56,14 @@ _RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})  # class a
 class Watch:
     """The audit hook of one run and the state it compares after the run."""
 
-    def __init__(self, send, fd, tree, agent_files, also_guarded=()):
+    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None):
         """`also_guarded`: modules, by full name, whose state `finish` compares too (a runner's other than
-        pytest's)."""
+        pytest's). `before`: the state to compare with, if taken already (`snapshot(also_guarded)` of this
+        very state: a warm interpreter takes it once, and each forked child starts from that state)."""
         self.findings = []
         self._judge = _judge_maker(tree, agent_files)
         self._report = _reporter(send, self.findings, tree)
-        self._before = snapshot(also_guarded)
+        self._before = snapshot(also_guarded) if before is None else before
         self._protected = set()
         sys.addaudithook(_hook(self._judge, self._report, fd, self._protected))
 
