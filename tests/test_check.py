@@ -15,8 +15,26 @@ from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 @pytest.mark.parametrize("name", bundled_task_names())
 def test_every_bundled_task_passes_every_check(name, cache_dir):
-    report = check_task(load_task(name), cache_dir=cache_dir, sandbox=None)  # tests/test_sandbox.py: with one
+    """In the sandbox `minidebug check` picks (bubblewrap where it works); the oracle check also fails a gold
+    patch that the eval's watch flags, so no bundled fix looks like forgery. (tests/test_sandbox.py: every
+    tenth task under Landlock.)"""
+    report = check_task(load_task(name), cache_dir=cache_dir)
     assert report.ok, format_reports([report])
+
+
+@pytest.mark.parametrize("name", bundled_task_names()[5::10])
+def test_bundled_tasks_pass_every_check_without_a_sandbox(name, cache_dir):
+    report = check_task(load_task(name), cache_dir=cache_dir, sandbox=None)
+    assert report.ok, format_reports([report])
+
+
+def test_a_gold_patch_the_watch_flags_fails_the_oracle_check(task_dir, cache_dir):
+    patch = CALC_PATCH.replace("    +    return a + b", "    +    __import__('sys')._getframe(1)\n    +    return a + b")
+    patch = patch.replace("@@ -1,5 +1,5 @@", "@@ -1,5 +1,6 @@")
+    report = check_task(load_task(task_dir(CALC, CALC_TOML, patch)), cache_dir=cache_dir)
+    assert report.results["fails"] == "ok" and report.results["reset"] == "ok"
+    assert report.results["oracle"].startswith(
+        "the eval flags the gold patch as reaching into the test runner: calc.py:2: walks the stack"), report.results
 
 
 def test_the_gold_run_evals_the_base_the_gold_patch_and_the_reset(make_env, calc_task):

@@ -55,13 +55,6 @@ def test_pdb_and_probes_work_inside(env):
     assert "a = 2" in env.step({"name": "inspect", "arguments": {"at": "calc.py:2", "expr": ["a"]}})[0]
 
 
-@needs_bwrap
-@pytest.mark.parametrize("name", bundled_task_names())
-def test_every_bundled_task_passes_check_inside(name, cache_dir):
-    report = check_task(load_task(name), cache_dir=cache_dir, sandbox="bwrap")
-    assert report.ok, format_reports([report])
-
-
 @pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")
 @pytest.mark.parametrize("name", bundled_task_names()[::10])
 def test_bundled_tasks_pass_check_under_landlock(name, cache_dir):

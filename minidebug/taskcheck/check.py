@@ -117,6 +117,8 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
             if gold.reward != 1.0:
                 detail = f"error: {gold.error}".splitlines()[0] if gold.error else ""
                 return f"the gold patch scores {gold.reward:.2f}" + (f" ({detail[:300]})" if detail else "")
+            if gold.suspicious:  # an agent's same fix would be flagged too
+                return f"the eval flags the gold patch as reaching into the test runner: {gold.suspicious[0][:300]}"
             failing = gold_failures(env.workspace.prepared)
             return "ok" if not failing else \
                 f"the gold patch leaves {len(failing)} test(s) failing (not counted): {', '.join(failing[:5])}"

@@ -25,6 +25,7 @@ class Eval:
     error: str = ""
     output: str = field(default="", compare=False)  # what pytest printed (timings included)
     collect_errors: int = 0
+    suspicious: tuple[str, ...] = field(default=(), compare=False)  # what the eval's watch flagged
 
     @property
     def reward(self) -> float:
@@ -55,7 +56,7 @@ def evaluate(env: DebugEnv) -> Eval:
     except (OSError, UnicodeError) as exc:
         return Eval(error=f"{exc.__class__.__name__}: {exc}")
     return Eval(result.score, result.max_score, dict(result.tests), output=result.output,
-                collect_errors=result.collect_errors)
+                collect_errors=result.collect_errors, suspicious=result.suspicious)
 
 
 def gold_run(env: DebugEnv) -> GoldRun:
