@@ -159,7 +159,9 @@ TOOL_CALLS = [
 ]
 
 
-def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env, task_dir, tmp_path):
+@pytest.mark.parametrize("examples", [6, pytest.param(24, marks=pytest.mark.slow)])
+def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env, task_dir, tmp_path, examples):
+    """(`-m slow` tries more sequences.)"""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
@@ -171,7 +173,7 @@ def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env,
     before = sorted((p.name, p.stat().st_mtime_ns) for p in canary.iterdir())
     task = task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc")
 
-    @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
     @given(programs=st.lists(st.sampled_from(HOSTILE_PROGRAMS), min_size=1, max_size=3),
            calls=st.lists(st.sampled_from(TOOL_CALLS), min_size=2, max_size=6))
     def run(programs, calls):
