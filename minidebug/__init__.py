@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 _LAZY = {"make": "minidebug.core.make", "DebugEnv": "minidebug.core.env", "EnvConfig": "minidebug.core.config",
          "Task": "minidebug.tasks.task", "Limits": "minidebug.tasks.task", "load_task": "minidebug.tasks.task",
-         "ToolOutput": "minidebug.tools.output", "WarmPool": "minidebug.scoring.eval_room"}
+         "ToolOutput": "minidebug.tools.output", "WarmPool": "minidebug.scoring.warm_pool"}
 
 __all__ = ["make", "load_task", "DebugEnv", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits", "WarmPool",
            "MinidebugError", "TaskError", "WorkspaceError", "ToolError"]

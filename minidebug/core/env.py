@@ -15,7 +15,7 @@ from ..sandbox import choose as sandbox
 from ..sandbox.confinement import Confinement
 from ..scoring.counted import counted_tests
 from ..scoring.evaluate import EvalResult, evaluate
-from ..scoring.eval_room import ForkedEvals, WarmPool
+from ..scoring.warm_pool import ForkedEvals, WarmPool
 from ..store import cache, treeguard
 from ..store.cache import PreparedTask
 from ..store.venv import invalidate

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from ..sandbox.choose import require
-from ..scoring.eval_room import WarmPool
+from ..scoring.warm_pool import WarmPool
 from ..tasks.task import Limits, Task, load_task
 from ..tools import DEFAULT_TOOLS
 from .config import EnvConfig

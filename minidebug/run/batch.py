@@ -101,7 +101,7 @@ def _worker_pool() -> Any:
         import atexit
         from multiprocessing import util
 
-        from ..scoring.eval_room import WarmPool
+        from ..scoring.warm_pool import WarmPool
 
         pool = WarmPool(max_idle=2)
         util.Finalize(pool, pool.close, exitpriority=10)  # a pool worker's exit runs these, not atexit
@@ -188,7 +188,7 @@ def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int |
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     if not specs:
         return []
-    from ..scoring.eval_room import WarmPool
+    from ..scoring.warm_pool import WarmPool
 
     results = []
     with WarmPool(max_idle=2) as warm_pool:  # episodes run here, one after another, hand on their interpreters

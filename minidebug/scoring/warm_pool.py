@@ -1,0 +1,254 @@
+"""The envs' use of eval rooms (see eval_room.py): a `WarmPool` holds rooms, each with its warm interpreter,
+for the envs of one venv and settings, and `ForkedEvals` is one env's use of its pool: when a room is started,
+taken, given back.
+
+Envs at rest hold no warm interpreter of their own (a few waiting rooms serve many envs, in memory), and with
+a pool the caller passes, a room outlives the env that made it, so the next env's first eval skips the
+interpreter start and the imports too (a batch of episodes, an RL trainer's workers).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import MinidebugError
+from ..tasks.task import Limits, Task
+from ..workspace.worktree import Workspace
+from .counted import counted_known
+from .eval_room import EvalRoom, RoomKey
+from .evaluate import start_warm_eval
+from .evaltree import LaidAhead
+from .warm import THREAD_STARTED, WarmEval, learned_modules
+
+
+class WarmPool:
+    """Eval rooms, each with its warm interpreter, shared by the envs of one venv and settings: an env borrows
+    one for each eval and gives it back, so envs at rest hold none of their own.
+
+    Every env in fork mode uses one. An env made without one uses the process's shared pool, where a room
+    ends with the env that made it (and another open env may borrow it until then). Pass your own to
+    `make(warm_pool=...)` to keep rooms past the envs that made them (a trainer making env after env: the
+    next env's first eval finds one waiting). Holds at most `max_idle` idle rooms (the least recently used go
+    first), and more while evals run at once; what it holds lives until `close()` or the end of a `with`
+    block, and dies with the process.
+    """
+
+    def __init__(self, max_idle: int = 4):
+        self.max_idle = max_idle
+        self._idle: list[EvalRoom] = []
+        self._busy: set[EvalRoom] = set()
+        self._short: set[RoomKey] = set()  # keys an eval found every room of busy
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take(self, key: RoomKey, learned: list[str], entry: Path | None = None) -> EvalRoom | None:
+        """An idle room of `key` whose warm interpreter is ready and imported the modules `learned` (one that
+        compiled ahead the files of the task entry `entry`, where one waits), or None."""
+        with self._lock:
+            room = self._next(key, learned, entry)
+            if room is None:
+                self._short.add(key)
+            else:
+                self._idle.remove(room)
+                self._busy.add(room)
+            return room
+
+    def lay_ahead(self, key: RoomKey, learned: list[str], entry: Path, eval_base: Path) -> None:
+        """Start laying the pristine tree `eval_base` in the room `take` would give next (see `LaidAhead`),
+        unless one is laid or being laid there."""
+        with self._lock:
+            room = self._next(key, learned, entry)
+            if room is not None and room.ahead is None:
+                room.ahead = LaidAhead(room.dir, eval_base)
+
+    def _next(self, key: RoomKey, learned: list[str], entry: Path | None) -> EvalRoom | None:
+        found = [room for room in self._idle
+                 if room.key == key and room.ready and room.warm.learned == list(learned)]
+        return next((room for room in found if room.entry == entry), found[-1]) if found else None
+
+    def provide(self, key: RoomKey, learned: list[str], entry: Path | None,
+                start: Callable[[EvalRoom], WarmEval | None], owner: object = None) -> None:
+        """Make sure a room of `key` whose warm interpreter imports `learned` waits for the next eval (one
+        more where an eval found them all busy): `start(room)` starts one in an idle room that has none (or
+        whose interpreter imports what the task's tests loaded before they were learned), or in a new room,
+        which ends with `owner`'s `release` (where one is given)."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._next(key, learned, entry) is not None and key not in self._short:
+                return
+            self._short.discard(key)
+            room = next((room for room in self._idle if room.key == key and not (  # an idle one to start in
+                room.ready and (room.entry != entry or room.warm.learned == list(learned)))), None)
+            if room is not None:
+                self._idle.remove(room)
+        try:
+            if room is None:
+                room = EvalRoom(key)
+                room.owner = owner
+            else:
+                room.end_warm()
+            room.warm, room.entry = start(room), entry
+        except (OSError, MinidebugError):  # the next eval runs fresh
+            pass
+        if room is not None:
+            self.keep(room)
+
+    def keep(self, room: EvalRoom, usable: bool = True) -> None:
+        """Hold a room between evals (or close it: not `usable`, the pool closed, or its owner released it)."""
+        dropped = [room]
+        with self._lock:
+            self._busy.discard(room)
+            if usable and not self._closed and not room.released:
+                self._idle.append(room)
+                dropped = self._idle[:-self.max_idle] if len(self._idle) > self.max_idle else []
+                del self._idle[:len(dropped)]
+        for old in dropped:
+            old.close()
+
+    def discard(self, venv: Path | None = None, drivers: Path | None = None) -> None:
+        """Close the idle rooms of a venv (or drivers folder) a program changed: their warm interpreters
+        imported it as it was."""
+        with self._lock:
+            dropped = [room for room in self._idle if room.key.venv == venv or room.key.drivers == drivers]
+            self._idle = [room for room in self._idle if room not in dropped]
+        for room in dropped:
+            room.close()
+
+    def release(self, owner: object) -> None:
+        """Close the rooms `owner` made (one borrowed now closes when it is given back)."""
+        with self._lock:
+            dropped = [room for room in self._idle if room.owner is owner]
+            self._idle = [room for room in self._idle if room.owner is not owner]
+            for room in self._busy:
+                room.released = room.released or room.owner is owner
+        for room in dropped:
+            room.close()
+
+    def close(self) -> None:
+        """Close every room held. Idempotent."""
+        with self._lock:
+            self._closed = True
+            dropped, self._idle = self._idle, []
+        for room in dropped:
+            room.close()
+
+    def __enter__(self) -> WarmPool:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+_SHARED: list[WarmPool] = []  # the process's pool for envs made without one
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool() -> WarmPool:
+    """The process's pool for envs made without one (up to one idle room per core), closed at exit."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            pool = WarmPool(max_idle=max(2, os.cpu_count() or 1))
+            owner = os.getpid()
+            atexit.register(lambda: os.getpid() == owner and pool.close())
+            _SHARED.append(pool)
+        return _SHARED[0]
+
+
+def _forget_shared() -> None:
+    """In a forked child: the parent's rooms and interpreters are not the child's to use or end."""
+    global _SHARED_LOCK
+    _SHARED.clear()
+    _SHARED_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_shared)
+
+
+class ForkedEvals:
+    """An env's evals in fork mode: a room of its pool (see `WarmPool`) borrowed for each, and whether
+    forking still holds for the env (`fork`: off for good once a venv's imports start a thread)."""
+
+    def __init__(self, fork: bool, pool: WarmPool | None):
+        self.fork = fork
+        self.pool = pool if pool is not None else shared_pool()
+        self._owner = None if pool is not None else object()  # the rooms it makes in the shared pool end with it
+        self._key: RoomKey | None = None
+        self._entry: Path | None = None
+        self._room: EvalRoom | None = None  # the room of the eval running
+        self._ahead: LaidAhead | None = None  # and its tree laid ahead
+        self._closed = False
+
+    def start_warm(self, task: Task, workspace: Workspace, sandbox: str | None, limits: Limits,
+                   measured: bool) -> None:
+        """Make sure the next eval finds a warm interpreter in the pool, started in the background if none
+        waits there, and its pristine tree laid (see `LaidAhead`); before the task's first eval on this
+        machine `measured` what its tests need, none is started (that eval runs fresh)."""
+        prepared = workspace.prepared
+        self._key = RoomKey(prepared.venv, prepared.drivers, sandbox,
+                            (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
+        self._entry = prepared.entry
+        if self.fork and not self._closed and (measured or counted_known(task, prepared)):
+            learned = learned_modules(prepared.entry)
+            self.pool.provide(self._key, learned, prepared.entry,
+                              lambda room: start_warm_eval(workspace, room.confinement, room.dir), self._owner)
+            if not prepared.hidden_files:  # else the tree holds what the agent must not see
+                self.pool.lay_ahead(self._key, learned, prepared.entry, prepared.eval_base)
+
+    @property
+    def ready(self) -> bool:
+        """Whether a room with a ready warm interpreter waits in the pool for the env's next eval."""
+        return self._key is not None and any(room.key == self._key and room.ready for room in self.pool._idle)
+
+    def take(self, stale: bool) -> tuple[WarmEval | None, LaidAhead | None, EvalRoom | None]:
+        """For one eval: the warm interpreter (None where there is none, or where `stale`: it may have imported
+        what a program changed), the pristine tree laid ahead, and the room the eval runs in (None: the
+        episode's own confinement)."""
+        if stale:
+            self.end_warm()
+        if not self.fork or self._key is None or self._closed:
+            return None, None, None
+        self._room = self.pool.take(self._key, learned_modules(self._entry), self._entry)
+        if self._room is None:
+            return None, None, None
+        warm, self._ahead = self._room.take_warm()
+        return warm, self._ahead, self._room
+
+    def give_back(self, warm: WarmEval | None, keep: bool = True) -> None:
+        """After the eval: end what the run left (see `EvalRoom.give_back`); the room goes back to the pool
+        where `keep` (nothing was tampered with), else it closes."""
+        if warm is not None:
+            self.fork = self.fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
+        room, self._room = self._room, None
+        if self._ahead is not None:  # an eval that returned early: its copy ends before the folder is used again
+            self._ahead.wait()
+            self._ahead = None
+        if room is None:
+            if warm is not None:
+                warm.close()
+            return
+        room.give_back(warm)
+        self.pool.keep(room, usable=keep)
+
+    def end_warm(self, rebuilt_venv: Path | None = None) -> None:
+        """A program changed what warm interpreters import (the venv, rebuilt: `rebuilt_venv`; or the
+        drivers): the pool's idle rooms of the env's venv and drivers close."""
+        if self._key is not None:
+            self.pool.discard(self._key.venv, self._key.drivers)
+        if rebuilt_venv is not None:
+            self.pool.discard(rebuilt_venv)
+
+    def release(self) -> None:
+        """The episode ended: the rooms made for the env in the shared pool close (reset() starts anew)."""
+        if self._owner is not None:
+            self.pool.release(self._owner)
+
+    def close(self) -> None:
+        """Stop using the pool (see `release`). Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self.release()
