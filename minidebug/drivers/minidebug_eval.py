@@ -232,7 +232,8 @@ def _drop_shadowed(names, folders):
 def serve(control):
     """Warm mode: import what every run imports first (pytest, its plugins, the venv's, the watch), then
     the venv's modules the host learned that the task's tests use (`learned`), compile the task's own files
-    the host sent (`compiled`, see minidebug_ahead), then serve runs: for each
+    the host sent (`compiled`, see minidebug_ahead), take the watch's snapshot of what every child starts
+    from (each child's watch compares with it after its run), then serve runs: for each
     request on the `control` socket (`run`, with the report socket and the output pipe attached), fork a
     child (its own session, the pipe as stdout and stderr, the seccomp filter installed, not dumpable),
     send `pid N`, wait for it, end what else of the run is left in its own PID namespace (under bwrap), and
@@ -247,7 +248,7 @@ def serve(control):
     import pytest  # noqa: F401
 
     _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []), settings.get("learned", []))
-    import minidebug_watch  # compiled once, here, not in the child
+    import minidebug_watch  # compiled once, here, not in the child; its snapshot is taken below
     import inspect
 
     inspect.getmodule(compile("", "<warm>", "exec"))  # fills inspect's cache of the modules' files (tracebacks)
