@@ -21,12 +21,13 @@ if TYPE_CHECKING:
     from .core.env import DebugEnv
     from .core.make import make
     from .tools.output import ToolOutput
-    from .tasks.task import Limits, Task, load_task
+    from .tasks.spec import Limits
+    from .tasks.task import Task, load_task
 
 __version__ = "0.1.0"
 
 _LAZY = {"make": "minidebug.core.make", "DebugEnv": "minidebug.core.env", "EnvConfig": "minidebug.core.config",
-         "Task": "minidebug.tasks.task", "Limits": "minidebug.tasks.task", "load_task": "minidebug.tasks.task",
+         "Task": "minidebug.tasks.task", "Limits": "minidebug.tasks.spec", "load_task": "minidebug.tasks.task",
          "ToolOutput": "minidebug.tools.output", "WarmPool": "minidebug.scoring.warm_pool"}
 
 __all__ = ["make", "load_task", "DebugEnv", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits", "WarmPool",

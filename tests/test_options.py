@@ -17,7 +17,8 @@ from minidebug.core.env import DebugEnv
 from minidebug.core.make import NOT_FIELDS, make, option_field, shown_default
 from minidebug.errors import TaskError
 from minidebug.sandbox import choose
-from minidebug.tasks.task import Limits, TaskSpec, load_task
+from minidebug.tasks.spec import Limits, TaskSpec
+from minidebug.tasks.task import load_task
 from minidebug.tools.strategies import parse_strategy
 
 if sys.version_info >= (3, 11):

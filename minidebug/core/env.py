@@ -19,7 +19,8 @@ from ..scoring.warm_pool import ForkedEvals, WarmPool
 from ..store import cache, treeguard
 from ..store.cache import PreparedTask
 from ..store.venv import invalidate
-from ..tasks.task import Limits, Task
+from ..tasks.spec import Limits
+from ..tasks.task import Task
 from ..tools import unknown_tool_message
 from ..tools.base import Tool
 from ..tools.output import ToolOutput

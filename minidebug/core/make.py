@@ -16,7 +16,8 @@ from pydantic.fields import FieldInfo
 
 from ..sandbox.choose import require
 from ..scoring.warm_pool import WarmPool
-from ..tasks.task import Limits, Task, load_task
+from ..tasks.spec import Limits
+from ..tasks.task import Task, load_task
 from ..tools import DEFAULT_TOOLS
 from .config import EnvConfig
 from .env import DebugEnv

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import MinidebugError
-from ..tasks.task import Limits, Task
+from ..tasks.spec import Limits
+from ..tasks.task import Task
 from ..workspace.worktree import Workspace
 from .counted import counted_known
 from .eval_room import EvalRoom, RoomKey

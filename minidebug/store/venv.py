@@ -257,7 +257,7 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
 
     from ..sandbox import process
     from ..sandbox.confinement import Confinement
-    from ..tasks.task import Limits
+    from ..tasks.spec import Limits
 
     limits = Limits()
     with tempfile.TemporaryDirectory(prefix="minidebug-setup-") as scratch:

@@ -14,7 +14,8 @@ from ..workspace.safefs import read_entry
 if TYPE_CHECKING:
     from ..scoring.evaluate import EvalResult
     from ..sandbox.confinement import Confinement
-    from ..tasks.task import Limits, Task
+    from ..tasks.spec import Limits
+    from ..tasks.task import Task
     from ..workspace.shell import ExecResult
     from ..workspace.worktree import Workspace
 
