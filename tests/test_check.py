@@ -7,24 +7,32 @@ import sys
 import pytest
 
 from minidebug.run.cli import main
+from minidebug.scoring.warm_pool import WarmPool
 from minidebug.taskcheck.check import CHECKS, check_task, format_reports
 from minidebug.taskcheck.gold import Eval, gold_run
 from minidebug.tasks.task import bundled_task_names, load_task
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 
+@pytest.fixture(scope="module")
+def pool():
+    """Waiting eval interpreters the checks of this module share, as `minidebug check` does for its tasks."""
+    with WarmPool() as shared:
+        yield shared
+
+
 @pytest.mark.parametrize("name", bundled_task_names())
-def test_every_bundled_task_passes_every_check(name, cache_dir):
+def test_every_bundled_task_passes_every_check(name, cache_dir, pool):
     """In the sandbox `minidebug check` picks (bubblewrap where it works); the oracle check also fails a gold
     patch that the eval's watch flags, so no bundled fix looks like forgery. (tests/test_sandbox.py: every
     tenth task under Landlock.)"""
-    report = check_task(load_task(name), cache_dir=cache_dir)
+    report = check_task(load_task(name), cache_dir=cache_dir, warm_pool=pool)
     assert report.ok, format_reports([report])
 
 
 @pytest.mark.parametrize("name", bundled_task_names()[5::10])
-def test_bundled_tasks_pass_every_check_without_a_sandbox(name, cache_dir):
-    report = check_task(load_task(name), cache_dir=cache_dir, sandbox=None)
+def test_bundled_tasks_pass_every_check_without_a_sandbox(name, cache_dir, pool):
+    report = check_task(load_task(name), cache_dir=cache_dir, sandbox=None, warm_pool=pool)
     assert report.ok, format_reports([report])
 
 

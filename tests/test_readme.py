@@ -43,8 +43,9 @@ README = CHECKOUT / "README.md"
 # ---- every substitution, in one place ----------------------------------------------------------------------
 # (README text, what runs instead, why); applied to each command of a bash block and to each python block.
 SUBSTITUTIONS = [
-    ("&& pytest ", '&& (cd "$CHECKOUT" && pytest --collect-only -q -n 0 -p no:cacheprovider) ',
-     "the suite is what runs this test: collecting it (every module imports) stands for running it"),
+    ("&& pytest ", '&& (cd "$CHECKOUT" && pytest --collect-only -q -n 0 -p no:cacheprovider tests/test_layout.py) ',
+     "the suite is what runs this test, and its own collection imports every module: the command, with the "
+     "project's configuration, collecting one module stands for running it"),
     ("--backend ray -j 8 --ray-address ray://head-node:10001", "--backend ray -j 2 --tasks sum_tree",
      "no Ray cluster here: a local Ray (the README's 'omit for local'), one task on two workers"),
     ("--model openai/gpt-4.1-mini", "--model mockllm/model",

@@ -38,10 +38,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from ..scoring.warm_pool import WarmPool
     from ..taskcheck.check import check_task, format_reports
     from ..tasks.select import select_tasks
 
-    reports = [check_task(task, sandbox=from_command_line(args.sandbox)) for task in select_tasks(args.tasks)]
+    with WarmPool() as pool:  # each task's fresh episodes borrow the waiting eval interpreters of the last
+        reports = [check_task(task, sandbox=from_command_line(args.sandbox), warm_pool=pool)
+                   for task in select_tasks(args.tasks)]
     print(format_reports(reports))
     return 0 if all(r.ok for r in reports) else 1
 
