@@ -34,6 +34,13 @@ def pytest_configure(config):
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: half as many workers again as cores. Much of the suite waits (on subprocesses, pdb prompts,
+    timeouts it provokes), so with a worker per core the cores sit idle part of the time."""
+    cores = os.cpu_count() or 1
+    return max(2, cores + cores // 2)
+
+
 def pytest_unconfigure(config):
     for folder in _OWN_TMPDIR:
         shutil.rmtree(folder, ignore_errors=True)
