@@ -2,9 +2,9 @@
 
     python benchmarks/bench_pdb.py [--runs 50] [--task sum_tree] [--pause 0.5]
 
-Starts are measured in both modes: warm (the default: the next session is started ahead, when the last
-one ended) and fresh (`eval_mode="fresh"`: a new interpreter at the command). Before each timed start the
-benchmark waits `--pause` seconds, as an agent's turn would, so a session started ahead is ready.
+Starts are measured in both modes: warm (the default: each session is forked from a warm eval interpreter
+in an eval room) and fresh (`eval_mode="fresh"`: a new interpreter at the command). Before each timed start
+the benchmark waits `--pause` seconds, as an agent's turn would.
 Prints a Markdown table (median and p95 in milliseconds).
 """
 
@@ -77,7 +77,7 @@ def main() -> None:
             bare_starts, plain_runs = timed(bare_start, runs), timed(plain_pytest, runs)
             for mode in ("fork", "fresh"):
                 starts, to_breakpoints = _starts(args.task, cache, mode, runs, args.pause)
-                label = "started ahead" if mode == "fork" else "fresh"
+                label = "forked in a room" if mode == "fork" else "fresh"
                 rows.append(row(f"session start to first prompt, {label}", starts,
                                 "bare pexpect + python -m pdb", bare_starts))
                 rows.append(row(f"start + `b` + `c` to the breakpoint, {label}", to_breakpoints,
@@ -95,7 +95,7 @@ def _starts(task: str, cache: Path, mode: str, runs: int, pause: float) -> tuple
                         eval_mode=mode) as env:
         env.reset()
         pdb = lambda command: env.step({"name": "pdb", "arguments": {"command": command}})[0]  # noqa: E731
-        pdb("q")  # pdb used once: from now on (fork mode) the next session is started ahead
+        pdb("q")  # the first session (fork mode: its room's interpreter is started) is not timed
         starts, to_breakpoints = [], []
         for _ in range(runs):
             time.sleep(pause)

@@ -144,6 +144,16 @@ def imports_colorsys_task(task_dir) -> Path:
     return task_dir(files, toml, name="colorsys")
 
 
+def with_a_package_of_the_agents(env):
+    """The env, reset, with a package of the agent's in its pip layer (the episode's, which no eval room has):
+    its pdb sessions and probe runs start in the worktree, and once used, the next is started ahead."""
+    env.reset()
+    layer = env.workspace.pip_layer
+    layer.mkdir(parents=True, exist_ok=True)
+    (layer / "extra.py").write_text("VALUE = 1\n")
+    return env
+
+
 def descendants(pid: int | None = None) -> set[int]:
     """PIDs of every live descendant of pid (default: this process), from /proc."""
     pid = os.getpid() if pid is None else pid

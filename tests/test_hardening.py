@@ -90,22 +90,24 @@ env.step({"name": "pdb", "arguments": {"command": "p __import__('time').sleep(60
 """
 
 
-# A warm episode at rest: after an eval, its next eval's warm interpreter and its next pdb session wait.
+# A warm episode at rest after an eval and a pdb session: the warm interpreter of its next eval and session
+# waits (in a room of the pool), no session of the env's own.
 WARM_HOST = """
 import sys, time
 import minidebug
 env = minidebug.make(sys.argv[1], cache_dir=sys.argv[2])
 env.reset()
 env.step({"name": "eval"})
+env.step({"name": "pdb", "arguments": {"command": "b calc.py:2"}})
 env.step({"name": "pdb", "arguments": {"command": "q"}})
 tool = env.tools["pdb"]
-print("ready", env._evals.ready, tool.spare is not None and tool.spare.alive, flush=True)
+print("ready", env._evals.ready, tool.spare is None and tool.session is None, flush=True)
 time.sleep(600)
 """
 
 
 @pytest.mark.parametrize("script, ready", [(HOST, "ready"), (WARM_HOST, "ready True True")],
-                         ids=["pdb session", "warm interpreter and pdb session started ahead"])
+                         ids=["pdb session", "warm interpreter waiting after a pdb session"])
 def test_sigkill_of_the_host_takes_its_children_along(calc_task, cache_dir, tmp_path, script, ready):
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     host = subprocess.Popen([sys.executable, "-c", script, str(calc_task), str(cache_dir)], stdout=subprocess.PIPE,

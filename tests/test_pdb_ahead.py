@@ -1,8 +1,9 @@
 """pdb sessions started ahead (warm episodes): the next command uses them, and they behave as a fresh one."""
 
 from minidebug.tools.pdb import Pdb, pdb_arguments
+from minidebug.tools.pdb_room import RoomPdbSession
 from minidebug.tools.pdb_session import PdbSession
-from tests.conftest import descendants, wait_reading_stdin
+from tests.conftest import descendants, wait_reading_stdin, with_a_package_of_the_agents
 
 
 def pdb(env, command):
@@ -13,27 +14,28 @@ def tool(env) -> Pdb:
     return env.tools["pdb"]
 
 
-def test_once_pdb_was_used_the_next_command_takes_the_session_started_at_reset(make_env, calc_task):
-    env = make_env(calc_task)
-    env.reset()
+def test_where_a_session_cannot_fork_the_next_is_started_ahead_once_pdb_was_used(make_env, calc_task):
+    env = with_a_package_of_the_agents(make_env(calc_task))
     assert tool(env).spare is None  # an env that never used pdb pays for no session ahead
     pdb(env, "w")
-    env.reset()
+    assert type(tool(env).session) is PdbSession
+    pdb(env, "q")
     spare = tool(env).spare
     assert spare is not None and spare.alive and spare.preloaded
     observation = pdb(env, "b calc.py:2")
     assert tool(env).session is spare
     assert "Breakpoint 1 at calc.py:2" in observation
     assert pdb(env, "c").endswith("[at calc.py:2] return a - b")
-    assert pdb(env, "p a, b").splitlines()[0] == "(2, 3)"
+    assert pdb(env, "p __import__('extra').VALUE").splitlines()[0] == "1"
     # A session that ends leaves the next one started ahead.
     pdb(env, "q")
     assert tool(env).session is None and tool(env).spare is not None and tool(env).spare.alive
 
 
 def test_an_edit_made_after_the_session_started_ahead_is_what_runs(make_env, calc_task):
-    env = make_env(calc_task)
-    env.reset()
+    env = with_a_package_of_the_agents(make_env(calc_task))
+    pdb(env, "q")
+    assert tool(env).spare is not None
     env.step({"name": "edit", "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b  # fixed"}})
     pdb(env, "b calc.py:2")
     assert pdb(env, "c").endswith("[at calc.py:2] return a + b  # fixed")
@@ -70,7 +72,7 @@ def test_breakpoints_longer_than_a_terminal_line_reach_the_session(make_env, cal
     assert observation.endswith("[at calc.py:2] return a - b"), observation[-500:]
 
 
-def test_no_session_is_started_ahead_in_fresh_mode_and_none_is_left_after_close(make_env, calc_task):
+def test_no_session_is_started_ahead_in_fresh_mode_nor_where_sessions_fork(make_env, calc_task):
     env = make_env(calc_task, eval_mode="fresh")
     env.reset()
     pdb(env, "q")
@@ -78,12 +80,12 @@ def test_no_session_is_started_ahead_in_fresh_mode_and_none_is_left_after_close(
     assert tool(env).spare is None
     warm = make_env(calc_task)
     warm.reset()
+    pdb(warm, "b calc.py:2")
+    assert isinstance(tool(warm).session, RoomPdbSession)
     pdb(warm, "q")
-    pid = tool(warm).spare.child.pid
-    assert pid in descendants()
     warm.reset()
-    assert pid not in descendants()
+    assert tool(warm).spare is None and tool(warm).session is None
     warm.close()
     warm.close()
     assert tool(warm).spare is None
-    assert not descendants() & {pid}
+    assert not descendants()  # the room the sessions forked in closed with the env that made it

@@ -1,7 +1,8 @@
-"""trace and inspect runs started ahead (warm episodes): the next call uses them, and they behave as a fresh one."""
+"""trace and inspect runs started ahead (warm episodes whose runs cannot fork in an eval room: here, because the
+agent installed a package of its own): the next call uses them, and they behave as a fresh one."""
 
 from minidebug.tools.probe import StartedAhead, run_probe
-from tests.conftest import descendants, wait_reading_stdin
+from tests.conftest import descendants, wait_reading_stdin, with_a_package_of_the_agents
 
 
 def call(env, name, **arguments):
@@ -11,8 +12,7 @@ def call(env, name, **arguments):
 def test_once_trace_was_used_the_next_call_runs_ahead_and_shows_what_a_fresh_run_shows(make_env, calc_task):
     fresh = make_env(calc_task, eval_mode="fresh")
     fresh.reset()
-    warm = make_env(calc_task)
-    warm.reset()
+    warm = with_a_package_of_the_agents(make_env(calc_task))
     assert warm.tools["trace"]._ahead is None  # an env that never traced pays for no process ahead
     first = call(warm, "trace", target="add")
     ahead = warm.tools["trace"]._ahead
@@ -25,8 +25,7 @@ def test_once_trace_was_used_the_next_call_runs_ahead_and_shows_what_a_fresh_run
 
 
 def test_an_edit_made_after_the_probe_started_ahead_is_what_runs(make_env, calc_task):
-    env = make_env(calc_task)
-    env.reset()
+    env = with_a_package_of_the_agents(make_env(calc_task))
     call(env, "inspect", at="calc.py:2", expr=["a + b"])
     wait_reading_stdin(env.tools["inspect"]._ahead.pid)
     call(env, "edit", path="calc.py", old="return a - b", new="return a + b  # fixed")
@@ -50,19 +49,24 @@ def test_a_module_the_project_now_shadows_is_imported_from_the_project(make_env,
         ahead.close()
 
 
-def test_no_probe_is_started_ahead_in_fresh_mode_and_none_is_left_after_reset_or_close(make_env, calc_task):
+def test_no_probe_is_started_ahead_in_fresh_mode_or_in_rooms_and_none_is_left_after_reset_or_close(make_env, calc_task):
     fresh = make_env(calc_task, eval_mode="fresh")
     fresh.reset()
     call(fresh, "trace", target="add")
     fresh.reset()
     assert fresh.tools["trace"]._ahead is None
-    warm = make_env(calc_task)
-    warm.reset()
+    forked = make_env(calc_task)
+    forked.reset()
+    call(forked, "trace", target="add")
+    assert forked.tools["trace"]._ahead is None  # its runs fork in an eval room: nothing waits per env
+    warm = with_a_package_of_the_agents(make_env(calc_task))
     call(warm, "trace", target="add")
     pid = warm.tools["trace"]._ahead.pid
-    warm.reset()
-    assert pid not in descendants()
-    pid = warm.tools["trace"]._ahead.pid  # started again after the reset: the env had traced
+    warm.reset()  # which also empties the pip layer: the next run forks in a room
+    assert pid not in descendants() and warm.tools["trace"]._ahead is None
+    with_a_package_of_the_agents(warm)
+    call(warm, "trace", target="add")
+    pid = warm.tools["trace"]._ahead.pid
     warm.close()
     warm.close()
     assert warm.tools["trace"]._ahead is None and pid not in descendants()

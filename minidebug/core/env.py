@@ -290,6 +290,12 @@ class DebugEnv:
         return run_command(workspace, confinement, command, limit, cwd=cwd, env=env, stdin=stdin, writable=writable)
 
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
+    @property
+    def forked_evals(self) -> ForkedEvals | None:
+        """The env's evals in fork mode, whose rooms pdb sessions borrow (see tools/pdb_room.py); None where
+        it runs fresh."""
+        return self._evals if self._evals.fork else None
+
     def evaluate(self) -> EvalResult:
         """Score the agent's changes in a fresh eval tree (see evaltree.py)."""
         assert self.workspace is not None and self.confinement is not None

@@ -239,7 +239,10 @@ def serve(control):
     send `pid N`, wait for it, end what else of the run is left in its own PID namespace (under bwrap), and
     send `exit N CODE`. Returns the report descriptor in the child only, which then runs as a fresh process
     would. The warm parent never runs code of the project, reads no file once ready and is not dumpable, so
-    a run cannot change what the next child starts from."""
+    a run cannot change what the next child starts from. A `fork {json}`
+    request (see _fork_request) is served the same way for the program it names (a probe's run, the output
+    pipe attached; or a pdb session, its terminal attached, which `int` and `kill` lines then signal: see
+    _serve_session); the child gets those settings instead (see _start_forked)."""
     import ctypes
     import socket
     import threading
@@ -275,25 +278,41 @@ def serve(control):
     os.write(control, b"ready\n")
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(channel, 64, 2)
+            message, fds, _, _ = socket.recv_fds(channel, 1 << 16, 2)
         except OSError:
             return None
-        if message != b"run\n" or len(fds) != 2:
+        if not fds and message and set(message.split()) <= {b"int", b"kill"}:
+            continue  # for a session that had ended by then (see _serve_session)
+        session = _fork_request(channel, message) if len(fds) == 1 else None
+        if session is None and (message != b"run\n" or len(fds) != 2):
+            for fd in fds:
+                os.close(fd)
             return None
-        report, output = fds
+        report, output = (None, fds[0]) if session is not None else fds
         reap()  # what the host killed of the last run (it counts against the process limit until reaped)
         in_session, session_made = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             channel.close()
             os.close(in_session)
-            _become_child(libc, output, settings.get("filter"), session_made)
-            return report
+            _become_child(libc, output, settings.get("filter"), session_made,
+                          terminal=session is not None and session["program"] == "pdb")
+            if session is None:
+                return report
+            tree = os.getcwd()
+            _drop_shadowed(sorted(_LEARNED_LOADED | set(settings.get("learned", []))),
+                           session["sys_path"] + [tree, os.path.join(tree, "src")])
+            return session
         for fd in (report, output, session_made):
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
         os.read(in_session, 1)  # the child leads its own session (or is gone) before the host is told its pid
         os.close(in_session)
         os.write(control, f"pid {pid}\n".encode())
+        if session is not None and session["program"] == "pdb" and not _serve_session(channel, pid):
+            return None
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         reap()  # the run's orphans that have ended
@@ -301,6 +320,54 @@ def serve(control):
             os.write(control, f"exit {pid} {code} unclean\n".encode())
             return None
         os.write(control, f"exit {pid} {code}\n".encode())
+
+
+def _fork_request(channel, message):
+    """What to run in a forked child instead of the tests (`fork {json}`: a pdb session or a probe's run, see
+    minidebug_forked), or None for any other message."""
+    if not message.startswith(b"fork "):
+        return None
+    while not message.endswith(b"\n") and len(message) < 1 << 20:
+        chunk = channel.recv(1 << 16)
+        if not chunk:
+            return None
+        message += chunk
+    try:
+        program = json.loads(message[5:])
+    except ValueError:
+        return None
+    if not (isinstance(program, dict) and program.get("program") in ("pdb", "probe")
+            and isinstance(program.get("sys_path"), list)):
+        return None
+    return program
+
+
+def _serve_session(channel, pid):
+    """While a forked pdb session runs: on `int` from the host, SIGINT to its process group (Ctrl-C); on
+    `kill`, or when the host is gone, SIGKILL. Returns once the child has ended: False if the host is gone."""
+    import select
+    import signal
+
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready, _, _ = select.select([channel, pidfd], [], [])
+            if pidfd in ready:
+                return True
+            try:
+                data = channel.recv(64)
+            except OSError:
+                data = b""
+            for word in data.split() if data else [b"kill"]:
+                try:
+                    os.killpg(pid, signal.SIGINT if word == b"int" else signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if not data:
+                os.waitpid(pid, 0)
+                return False
+    finally:
+        os.close(pidfd)
 
 
 def _compile_patterns():
@@ -319,23 +386,30 @@ _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def _become_child(libc, output, instructions, session_made):
+def _become_child(libc, output, instructions, session_made, terminal=False):
     """In a forked child: a session of its own (then `session_made` is closed, which the parent waits for),
-    `output` as stdout and stderr, an empty pipe of its own as stdin, SIGKILL when the warm parent dies, not
+    `output` as stdout and stderr, an empty pipe of its own as stdin (or, with `terminal`, `output` is a
+    terminal: its controlling terminal, and stdin, stdout and stderr), SIGKILL when the warm parent dies, not
     dumpable (as the warm parent, and as a fresh run: see `run`), then the seccomp filter the host built (see
     seccomp.py)."""
     import ctypes
     import signal
 
     os.setsid()
+    if terminal:
+        import fcntl
+        import termios
+
+        fcntl.ioctl(output, termios.TIOCSCTTY, 0)
     os.close(session_made)
-    for target in (1, 2):
+    for target in (0, 1, 2) if terminal else (1, 2):
         os.dup2(output, target)
     os.close(output)
-    empty, closed = os.pipe()  # stdin of its own, empty: nothing a run sets on it reaches the next
-    os.close(closed)
-    os.dup2(empty, 0)
-    os.close(empty)
+    if not terminal:
+        empty, closed = os.pipe()  # stdin of its own, empty: nothing a run sets on it reaches the next
+        os.close(closed)
+        os.dup2(empty, 0)
+        os.close(empty)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if instructions:
         class Instruction(ctypes.Structure):
@@ -387,10 +461,32 @@ def main():
         fd = serve(fd)
         if fd is None:
             sys.exit(0)
+        if isinstance(fd, dict):  # a pdb session or a probe's run (see _fork_request), started by _start_forked
+            return fd
         sys.argv = sys.argv[:1]
         os.set_inheritable(fd, False)
     _exit(run(fd, _receive(fd)))
 
 
+_FORKED = """
+import minidebug_forked
+_main = minidebug_forked.prepare(_program)
+try:
+    _main()
+except BaseException as _exception:
+    minidebug_forked.end(_exception)
+minidebug_forked.end(None)
+"""
+
+
+def _start_forked(program):
+    """Run a pdb session or a probe's run (see minidebug_forked) as deep in the stack as `python -m
+    minidebug_pdb` (or minidebug_probe) runs it: this frame and exec's stand for runpy's two and its exec,
+    so a program meets the recursion limit where it would in a fresh process. Never returns."""
+    exec(compile(_FORKED, "<minidebug_forked>", "exec"), {"__name__": "__minidebug_forked__", "_program": program})
+
+
 if __name__ == "__main__":
-    main()
+    forked = main()
+    if forked is not None:
+        _start_forked(forked)

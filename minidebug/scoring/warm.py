@@ -6,7 +6,8 @@ the episode starts the eval driver in warm mode (`minidebug_eval.py --warm`), co
 (same sandbox, limits, cgroup, writable folders), which imports all that, rehearses one pytest run on tests
 of its own (see minidebug_rehearsal.py) and waits. Each eval sends it the
 report socket and an output pipe; it forks a child that takes a session of its own, installs the seccomp
-filter and runs the tests exactly as a fresh driver would.
+filter and runs the tests exactly as a fresh driver would. pdb sessions and trace/inspect runs are forked
+from it the same way (`start_session`, `run_program`; see tools/in_room.py).
 
 The warm interpreter never runs code of the project, reads no file once ready and is not dumpable, so no run
 changes what the next child starts from, and it serves run after run. What a run could leave around it is
@@ -101,6 +102,16 @@ class WarmEval:
             max_output: int = process.DEFAULT_MAX_OUTPUT) -> Completed | None:
         """One run, forked from the warm interpreter, with `report` (the child's end of the report socket);
         None, with `reason` set, when the interpreter cannot serve it (the caller then runs it fresh)."""
+        return self._forked_run(b"run\n", [report.fileno()], timeout, max_output)
+
+    def run_program(self, program: dict, timeout: float,
+                    max_output: int = process.DEFAULT_MAX_OUTPUT) -> Completed | None:
+        """One run of a driver's program forked from the warm interpreter (see minidebug_forked: `program`,
+        `argv`, `env`, `sys_path`), its output collected as a run's; None, with `reason` set, when the
+        interpreter cannot serve it."""
+        return self._forked_run(_fork_message(program), [], timeout, max_output)
+
+    def _forked_run(self, message: bytes, fds: list[int], timeout: float, max_output: int) -> Completed | None:
         start = time.monotonic()
         if not self._ready(min(timeout, READY_TIMEOUT)):
             return None
@@ -110,7 +121,8 @@ class WarmEval:
         read_end, write_end = os.pipe()
         try:
             try:
-                socket.send_fds(self._control, [b"run\n"], [report.fileno(), write_end])
+                if socket.send_fds(self._control, [message], [*fds, write_end]) != len(message):
+                    raise OSError("the request was cut")
             except OSError:
                 self._give_up("the warm interpreter is gone")
                 return None
@@ -155,6 +167,63 @@ class WarmEval:
             os.close(read_end)
         return Completed(returncode=None if timed_out or not exit_code else exit_code[0], output=reader.text(),
                          timed_out=timed_out, seconds=time.monotonic() - start, dropped_bytes=reader.dropped)
+
+    def start_session(self, terminal: int, session: dict, timeout: float) -> bool:
+        """Fork a pdb session (see minidebug_forked: `argv`, `env`, `sys_path`) with `terminal`, the
+        child's end of a pty, as its controlling terminal; False, with `reason` set, when the interpreter
+        cannot. Until `end_session`, it serves nothing else."""
+        if not self._ready(min(timeout, READY_TIMEOUT)):
+            return False
+        if _identity(self.tree, self.scratch) != self._folders:
+            self._give_up("the eval tree's folder was replaced")
+            return False
+        message = _fork_message({**session, "program": "pdb"})
+        try:
+            sent = socket.send_fds(self._control, [message], [terminal])
+        except OSError:
+            sent = 0
+        if sent != len(message):
+            self._give_up("the warm interpreter is gone")
+            return False
+        self._state = "session"
+        if self._line(time.monotonic() + FORK_TIMEOUT, "pid") is None:
+            self._give_up("the warm interpreter did not start the session")
+            return False
+        return True
+
+    def interrupt_session(self) -> None:
+        """SIGINT to the session's process group, as Ctrl-C in its terminal."""
+        if self._state == "session":
+            try:
+                self._control.send(b"int\n")
+            except OSError:
+                pass
+
+    @property
+    def in_session(self) -> bool:
+        """Whether a session started by `start_session` runs (or has not been accounted for yet)."""
+        return self._state == "session"
+
+    def end_session(self, timeout: float = 5.0) -> int | None:
+        """Kill what is left of the session and wait for the interpreter to account for it: it then serves
+        the next run, or (the session left something it could not end, or it serves one run only) it ends.
+        Returns how the session's process ended (-signal, or its exit status), where that is known."""
+        if self._state != "session":
+            return None
+        try:
+            self._control.send(b"kill\n")
+        except OSError:
+            pass
+        line = self._line(time.monotonic() + timeout, "exit")
+        words = line.split() if line is not None else []
+        if len(words) == 3 and self._serves_many:
+            self._state = "ready"
+        else:
+            self.close()
+        try:
+            return int(words[2])
+        except (IndexError, ValueError):
+            return None
 
     @property
     def pid(self) -> int | None:
@@ -251,6 +320,10 @@ class WarmEval:
     def _give_up(self, reason: str) -> None:
         self.reason = self.reason or reason
         self.close()
+
+
+def _fork_message(program: dict) -> bytes:
+    return b"fork " + json.dumps(program).encode() + b"\n"
 
 
 def _send_in_background(channel: socket.socket, data: bytes) -> None:

@@ -18,11 +18,12 @@ from pathlib import Path
 from ..errors import MinidebugError
 from ..tasks.spec import Limits
 from ..tasks.task import Task
+from ..workspace.safefs import empty_folder
 from ..workspace.worktree import Workspace
 from .counted import counted_known
 from .eval_room import EvalRoom, RoomKey
 from .evaluate import start_warm_eval
-from .evaltree import LaidAhead
+from .evaltree import EVAL_SCRATCH, EVAL_TREE, LaidAhead
 from .warm import THREAD_STARTED, WarmEval, learned_modules
 
 
@@ -99,12 +100,14 @@ class WarmPool:
         if room is not None:
             self.keep(room)
 
-    def keep(self, room: EvalRoom, usable: bool = True) -> None:
-        """Hold a room between evals (or close it: not `usable`, the pool closed, or its owner released it)."""
+    def keep(self, room: EvalRoom, usable: bool = True, spare: bool = False) -> None:
+        """Hold a room between evals (or close it: not `usable`, the pool closed, its owner released it, or,
+        where it is a `spare` (it served a pdb session), another room of its key waits ready)."""
         dropped = [room]
         with self._lock:
             self._busy.discard(room)
-            if usable and not self._closed and not room.released:
+            spare = spare and any(other.key == room.key and other.ready for other in self._idle)
+            if usable and not spare and not self._closed and not room.released:
                 self._idle.append(room)
                 dropped = self._idle[:-self.max_idle] if len(self._idle) > self.max_idle else []
                 del self._idle[:len(dropped)]
@@ -182,6 +185,7 @@ class ForkedEvals:
         self._entry: Path | None = None
         self._room: EvalRoom | None = None  # the room of the eval running
         self._ahead: LaidAhead | None = None  # and its tree laid ahead
+        self._start: Callable[[EvalRoom], WarmEval | None] | None = None  # starts a room's warm interpreter
         self._closed = False
 
     def start_warm(self, task: Task, workspace: Workspace, sandbox: str | None, limits: Limits,
@@ -193,10 +197,10 @@ class ForkedEvals:
         self._key = RoomKey(prepared.venv, prepared.drivers, sandbox,
                             (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
         self._entry = prepared.entry
+        self._start = lambda room: start_warm_eval(workspace, room.confinement, room.dir)
         if self.fork and not self._closed and (measured or counted_known(task, prepared)):
             learned = learned_modules(prepared.entry)
-            self.pool.provide(self._key, learned, prepared.entry,
-                              lambda room: start_warm_eval(workspace, room.confinement, room.dir), self._owner)
+            self.pool.provide(self._key, learned, prepared.entry, self._start, self._owner)
             if not prepared.hidden_files:  # else the tree holds what the agent must not see
                 self.pool.lay_ahead(self._key, learned, prepared.entry, prepared.eval_base)
 
@@ -234,6 +238,42 @@ class ForkedEvals:
             return
         room.give_back(warm)
         self.pool.keep(room, usable=keep)
+
+    @property
+    def serves_sessions(self) -> bool:
+        """Whether pdb sessions fork in its rooms (see `take_for_session`)."""
+        return self.fork and self._start is not None and not self._closed
+
+    def take_for_session(self) -> tuple[EvalRoom, WarmEval] | None:
+        """A room and its warm interpreter for a pdb session (see tools/pdb_room.py), started now where none
+        waits; None where the env does not run warm, or no interpreter can be started. The pool
+        starts no other while the session runs (an eval then finds every room busy, runs fresh, and has one
+        started). The room's eval tree is empty."""
+        if not self.serves_sessions or self._key is None:
+            return None
+        learned = learned_modules(self._entry)
+        room = self.pool.take(self._key, learned, self._entry)
+        if room is None:
+            self.pool.provide(self._key, learned, self._entry, self._start, self._owner)
+            room = self.pool.take(self._key, learned, self._entry)
+        if room is None:
+            return None
+        warm, ahead = room.take_warm()
+        if ahead is not None:
+            ahead.wait()
+        empty_folder(room.dir, EVAL_TREE)
+        if warm is None:
+            self.pool.keep(room)
+            return None
+        return room, warm
+
+    def give_back_session(self, room: EvalRoom, warm: WarmEval) -> None:
+        """After a pdb session: its tree and scratch folder emptied, what it left ended (see
+        `EvalRoom.give_back`); the room is kept only where no other waits ready."""
+        empty_folder(room.dir, EVAL_TREE)
+        empty_folder(room.dir, EVAL_SCRATCH)
+        room.give_back(warm)
+        self.pool.keep(room, spare=True)
 
     def end_warm(self, rebuilt_venv: Path | None = None) -> None:
         """A program changed what warm interpreters import (the venv, rebuilt: `rebuilt_venv`; or the

@@ -13,6 +13,7 @@ from ..workspace.safefs import read_entry
 
 if TYPE_CHECKING:
     from ..scoring.evaluate import EvalResult
+    from ..scoring.warm_pool import ForkedEvals
     from ..sandbox.confinement import Confinement
     from ..tasks.spec import Limits
     from ..tasks.task import Task
@@ -29,6 +30,10 @@ class Episode(Protocol):
     workspace: Workspace
     limits: Limits
     confinement: Confinement
+
+    @property
+    def forked_evals(self) -> ForkedEvals | None:
+        """Where the episode's evals run in fork mode (pdb sessions borrow its rooms), None where fresh."""
 
     def evaluate(self) -> EvalResult: ...
 

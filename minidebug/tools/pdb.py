@@ -1,6 +1,8 @@
 """The pdb tool: one live `python -m pdb <entrypoint>` per episode, breakpoints kept across edits.
 
-In an env that runs warm (`eval_mode="fork"`, the default) and has used pdb once, the next session is
+In an env that runs warm (`eval_mode="fork"`, the default), a session is forked in an eval room from its warm
+interpreter, on a copy of the worktree (see in_room.py and pdb_room.py). Where it cannot be (see
+`in_room.can_fork`), it starts in the worktree; then, once pdb was used in a warm env, the next session is
 started ahead: after reset, and whenever a session ends, a pdb process starts in the background, imports
 what the program imports first (for a pytest entrypoint: pytest, its plugins and the venv's modules the
 task's tests load) and waits; the next pdb command hands it the breakpoints and the program starts at once.
@@ -23,6 +25,8 @@ from ..sandbox.process import Completed
 from ..scoring.warm import learned_modules
 from ..store.venv import pytest_plugins
 from ..workspace.safefs import read_entry
+from .in_room import RoomView, can_fork
+from .pdb_room import RoomPdbSession
 from .pdb_session import Breakpoint, PdbSession, Reply
 from .base import Arguments, Episode, Tool
 
@@ -203,7 +207,7 @@ class Pdb(Tool):
         if session is None or not session.alive:
             if session is not None:
                 session.close()
-            session = self._spawn(episode, argv, None)
+            session = self._forked(episode, argv) or self._spawn(episode, argv, None)
         self.session = session
         session.begin(list(self.breakpoints.values()))
         reply = session.read_reply(max(episode.limits.pdb_timeout, 30.0))
@@ -341,9 +345,22 @@ class Pdb(Tool):
         return PdbSession(argv, workspace.venv / "bin" / "python", workspace.root,
                           workspace.environ(workspace.drivers), episode.confinement, preload)
 
+    @staticmethod
+    def _forked(episode: Episode, argv: list[str]) -> PdbSession | None:
+        """A session forked in one of the env's eval rooms (see pdb_room.py), where it can be; else None."""
+        view = RoomView.borrow(episode)
+        if view is None:
+            return None
+        try:
+            return RoomPdbSession(argv, view, timeout=max(episode.limits.pdb_timeout, 30.0))
+        except OSError:
+            return None
+
     def _start_spare(self, episode: Episode) -> None:
         if not (self._ahead and self._used) or (self.spare is not None and self.spare.alive):
             return
+        if can_fork(episode):
+            return  # the next session forks in a room: nothing waits for it per env
         self._close_spare()
         try:
             argv = pdb_arguments(episode.task.entrypoint)

@@ -1,10 +1,12 @@
 """trace and inspect: one run of the entrypoint under a tracer, instead of a dozen pdb steps.
 
-In an env that runs warm (`eval_mode="fork"`, the default) and has used the tool once, its next run is started
-ahead for a pytest entrypoint, as pdb's next session is: after reset and after each run, a probe process
-starts in the background in the same sandbox and limits, imports pytest, its plugins and the venv's modules the
-task's tests load, and waits; the next call sends it its configuration and the program starts at once. One the
-project's files now shadow a module of starts over as a fresh interpreter (see drivers/minidebug_probe.py).
+In an env that runs warm (`eval_mode="fork"`, the default), each run is forked in an eval room from its warm
+interpreter, on a copy of the worktree (see in_room.py). Where it cannot be, it runs in the worktree; then,
+once the tool was used in a warm env, its next run is started ahead for a pytest entrypoint, as pdb's next
+session is: after reset and after each run, a probe process starts in the background in the same sandbox and
+limits, imports pytest, its plugins and the venv's modules the task's tests load, and waits; the next call
+sends it its configuration and the program starts at once. One the project's files now shadow a module of
+starts over as a fresh interpreter (see drivers/minidebug_probe.py).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from ..sandbox.process import Completed
 from ..scoring.warm import learned_modules
 from ..store.venv import pytest_plugins
 from ..workspace.safefs import open_parent, remove_entry
+from ..scoring.evaltree import EVAL_SCRATCH
 from .base import Arguments, Episode, Tool
+from .in_room import RoomView, can_fork
 from .pdb import pdb_arguments
 
 _FILE_RANGE = re.compile(r"(.+\.py):(\d+)-(\d+)")
@@ -48,6 +52,14 @@ def run_probe(episode: Episode, config: dict, ahead: StartedAhead | None = None)
     """
     workspace = episode.workspace
     argv = pdb_arguments(episode.task.entrypoint)
+    view = RoomView.borrow(episode) if ahead is None else None
+    if view is not None:
+        try:
+            found = _run_in_room(episode, view, argv, config)
+        finally:
+            view.give_back()
+        if found is not None:
+            return found
     out = workspace.tmp / RESULT_NAME
     where = f"{workspace.tmp.name}/{RESULT_NAME}"  # under workspace.dir, which the host made
     remove_entry(workspace.dir, where)  # whatever a program left there, never followed
@@ -71,6 +83,28 @@ def run_probe(episode: Episode, config: dict, ahead: StartedAhead | None = None)
         return (result if isinstance(result, dict) else None), output
     finally:
         remove_entry(workspace.dir, where)
+
+
+def _run_in_room(episode: Episode, view: RoomView, argv: list[str], config: dict) -> tuple[dict | None, str] | None:
+    """run_probe's run, forked in a room (see in_room.py); None where its warm interpreter cannot serve it."""
+    where = f"{EVAL_SCRATCH}/tmp/{RESULT_NAME}"
+    remove_entry(view.room.dir, where)  # whatever a program left there, never followed
+    line = json.dumps({**json.loads(view.to_room(json.dumps(config))), "root": str(view.tree),
+                       "out": str(view.room.dir / where)})
+    timeout = episode.limits.eval_timeout
+    completed = view.warm.run_program(view.program("probe", argv, MINIDEBUG_PROBE=line), timeout)
+    if completed is None:
+        return None
+    output = view.to_worktree("\n".join(filter(None, [completed.describe(timeout),
+                                                       view.room.confinement.note(completed)])))
+    data = read_result(view.room.dir, where, time.monotonic() + READ_SECONDS)
+    if data is None:
+        return None, output
+    try:
+        result = json.loads(view.to_worktree(data.decode("utf-8")))
+    except (ValueError, RecursionError):
+        return None, output
+    return (result if isinstance(result, dict) else None), output
 
 
 def _probe_argv(workspace, argv: list[str]) -> list[str]:
@@ -242,7 +276,7 @@ class ProbeTool(Tool):
             self._ahead = None
 
     def _start_ahead(self, episode: Episode) -> None:
-        if self._warm and self._used and self._ahead is None \
+        if self._warm and self._used and self._ahead is None and not can_fork(episode) \
                 and pdb_arguments(episode.task.entrypoint)[:2] == ["-m", "pytest"]:
             try:
                 self._ahead = StartedAhead(episode)
