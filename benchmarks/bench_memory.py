@@ -4,8 +4,9 @@
 
 For each mode, `--envs` episodes of the task are made in this process and each is reset and evaluated once;
 then the proportional set size (PSS: shared pages split among their users) of this process and every process
-the episodes started is summed in each of three states (at rest after an eval; with a pdb session stopped at
-a breakpoint; at rest again once it ended) and divided by the number of episodes. Prints a Markdown table in
+the episodes started is summed in each of four states (at rest after an eval; with a pdb session stopped at
+a breakpoint; at rest again once it ended; at rest after a trace and an inspect run) and divided by the
+number of episodes. Prints a Markdown table in
 MB per episode: all of it, and the episodes' own processes alone.
 """
 
@@ -71,6 +72,10 @@ def measure(task: str, cache: Path, mode: str, count: int) -> list[tuple[float, 
         for env in envs:
             env.step({"name": "pdb", "arguments": {"command": "q"}})
         take()
+        for env in envs:
+            env.step({"name": "trace", "arguments": {"target": "sum_tree"}})
+            env.step({"name": "inspect", "arguments": {"at": "tree.py:15", "expr": ["node.value"]}})
+        take()
     finally:
         for env in envs:
             env.close()
@@ -78,7 +83,7 @@ def measure(task: str, cache: Path, mode: str, count: int) -> list[tuple[float, 
 
 
 STATES = ("at rest after an eval, pdb never used", "with a pdb session at a breakpoint",
-          "at rest after the pdb session ended")
+          "at rest after the pdb session ended", "at rest after a trace and an inspect")
 
 
 def main() -> None:

@@ -2,11 +2,15 @@
 shows, what the program writes stays in the room, and nothing is left behind."""
 
 import os
+import time
+
+import pytest
 
 from minidebug.tools.pdb import Pdb
 from minidebug.tools.pdb_room import RoomPdbSession
 from minidebug.tools.pdb_session import PdbSession
-from tests.conftest import CALC, CALC_TOML, descendants
+from tests.conftest import CALC, CALC_TOML, cmdlines, descendants
+from tests.test_warm_eval import SANDBOXES
 
 COMMANDS = [
     "b calc.py:2", "c", "p a, b", "w", "p __file__", "p __import__('os').getcwd()",
@@ -78,12 +82,12 @@ def test_breakpoints_are_the_worktrees_and_an_edit_reaches_the_next_session(make
     env = make_env(calc_task)
     env.reset()
     root = env.workspace.root
-    assert "Breakpoint 1 at calc.py:5" in pdb(env, f"b {root / 'calc.py'}:5")  # an absolute path of the worktree
+    assert "Breakpoint 1 at calc.py:6" in pdb(env, f"b {root / 'calc.py'}:6")  # an absolute path of the worktree
     assert tool(env).breakpoints[1].file == str(root / "calc.py")
     env.step({"name": "edit", "arguments": {"path": "calc.py", "old": "    return a * b", "new": "    return b * a"}})
     observation = pdb(env, "c")
     assert "[pdb restarted after the edit of calc.py" in observation
-    assert observation.endswith("[at calc.py:5] return b * a")
+    assert observation.endswith("[at calc.py:6] return b * a")
 
 
 def test_an_eval_while_a_session_is_live_and_the_room_serves_evals_after(make_env, calc_task):
@@ -126,3 +130,30 @@ def test_where_no_room_can_serve_the_session_starts_in_the_worktree(make_env, ca
     pdb(env, "b calc.py:2")
     assert type(tool(env).session) is PdbSession
     assert pdb(env, "c").endswith("[at calc.py:2] return a - b")
+
+
+FORCE_PASS = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+              "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_nothing_a_session_leaves_in_its_room_reaches_the_next_eval_there(make_env, calc_task, sandbox):
+    env = make_env(calc_task, sandbox=sandbox, terminate_on_success=False)
+    env.reset()
+    env.evaluate()  # learns the task; the next evals fork in the pool's room
+    base = env.evaluate()
+    pdb(env, "b calc.py:2")
+    pdb(env, "c")
+    for command in [f"p open('conftest.py', 'w').write({FORCE_PASS!r})",  # in the room's copy of the worktree
+                    "p open(__import__('os').environ['HOME'] + '/left', 'w').write('for the next run')",
+                    "p __import__('subprocess').Popen(['sleep', '1002']).pid"]:
+        assert pdb(env, command).splitlines()[0].isdigit()
+    parent = pdb(env, "p open(f'/proc/{__import__(\"os\").getppid()}/mem', 'r+b')")
+    if sandbox is not None or os.geteuid() != 0:  # run by root unconfined, it may: that interpreter then ends
+        assert "PermissionError" in parent  # the warm interpreter is not dumpable
+    assert not (env.workspace.root / "conftest.py").exists()
+    pdb(env, "q")
+    time.sleep(0.3)
+    assert [line for line in cmdlines(descendants()) if "sleep 1002" in line] == []
+    after = env.evaluate()
+    assert after.forked and after.tests == base.tests and after.score == base.score < after.max_score

@@ -24,7 +24,7 @@ from .counted import counted_known
 from .eval_room import EvalRoom, RoomKey
 from .evaluate import start_warm_eval
 from .evaltree import EVAL_SCRATCH, EVAL_TREE, LaidAhead
-from .warm import THREAD_STARTED, WarmEval, learned_modules
+from .warm import THREAD_STARTED, WarmEval, learned_modules, learned_yet
 
 
 class WarmPool:
@@ -186,6 +186,7 @@ class ForkedEvals:
         self._room: EvalRoom | None = None  # the room of the eval running
         self._ahead: LaidAhead | None = None  # and its tree laid ahead
         self._start: Callable[[EvalRoom], WarmEval | None] | None = None  # starts a room's warm interpreter
+        self._eval_base: Path | None = None
         self._closed = False
 
     def start_warm(self, task: Task, workspace: Workspace, sandbox: str | None, limits: Limits,
@@ -198,11 +199,13 @@ class ForkedEvals:
                             (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
         self._entry = prepared.entry
         self._start = lambda room: start_warm_eval(workspace, room.confinement, room.dir)
+        # the pristine tree to lay ahead of an eval; none where it holds what the agent must not see
+        self._eval_base = prepared.eval_base if not prepared.hidden_files else None
         if self.fork and not self._closed and (measured or counted_known(task, prepared)):
             learned = learned_modules(prepared.entry)
             self.pool.provide(self._key, learned, prepared.entry, self._start, self._owner)
-            if not prepared.hidden_files:  # else the tree holds what the agent must not see
-                self.pool.lay_ahead(self._key, learned, prepared.entry, prepared.eval_base)
+            if self._eval_base is not None:
+                self.pool.lay_ahead(self._key, learned, prepared.entry, self._eval_base)
 
     @property
     def ready(self) -> bool:
@@ -269,11 +272,18 @@ class ForkedEvals:
 
     def give_back_session(self, room: EvalRoom, warm: WarmEval) -> None:
         """After a pdb session: its tree and scratch folder emptied, what it left ended (see
-        `EvalRoom.give_back`); the room is kept only where no other waits ready."""
+        `EvalRoom.give_back`); the room is kept only where no other waits ready, a warm interpreter waits
+        for the next eval (one is started where the session's ended), and its pristine tree is laid ahead."""
         empty_folder(room.dir, EVAL_TREE)
         empty_folder(room.dir, EVAL_SCRATCH)
         room.give_back(warm)
         self.pool.keep(room, spare=True)
+        if self._key is None or self._closed or not learned_yet(self._entry):
+            return
+        learned = learned_modules(self._entry)
+        self.pool.provide(self._key, learned, self._entry, self._start, self._owner)  # where it ended
+        if self._eval_base is not None:
+            self.pool.lay_ahead(self._key, learned, self._entry, self._eval_base)
 
     def end_warm(self, rebuilt_venv: Path | None = None) -> None:
         """A program changed what warm interpreters import (the venv, rebuilt: `rebuilt_venv`; or the
