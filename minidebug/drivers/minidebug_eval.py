@@ -281,8 +281,12 @@ def serve(control):
             message, fds, _, _ = socket.recv_fds(channel, 1 << 16, 2)
         except OSError:
             return None
-        if not fds and message and set(message.split()) <= {b"int", b"kill"}:
-            continue  # for a session that had ended by then (see _serve_session)
+        if not message:
+            return None  # the host is gone
+        while message.startswith((b"int\n", b"kill\n")):  # for a session that had ended (see _serve_session)
+            message = message.split(b"\n", 1)[1]
+        if not message and not fds:
+            continue
         session = _fork_request(channel, message) if len(fds) == 1 else None
         if session is None and (message != b"run\n" or len(fds) != 2):
             for fd in fds:
