@@ -64,9 +64,9 @@ class EnvConfig(BaseModel):
         description='How eval starts pytest: "fork" from a warm interpreter that imported pytest and its '
                     'plugins ahead of the eval (started at reset(), or after the task\'s first eval on the machine, '
                     'confined as eval is, serving eval after eval, shared by the envs of one venv and settings; it '
-                    'turns itself off where forking is not safe), with the next pdb session (and '
-                    'trace/inspect run) started ahead once the tool was used (see [How it works](#how-it-works)); '
-                    'or "fresh", a new interpreter per eval and per pdb start. Default None: the task\'s '
+                    'turns itself off where forking is not safe), whose rooms pdb sessions and trace/inspect runs '
+                    'fork in too, on a copy of the worktree (see [How it works](#how-it-works)); or "fresh", a new '
+                    'interpreter per eval and per pdb start, in the worktree. Default None: the task\'s '
                     '`eval_mode`, else "fork".')
     strategy: str = Field(
         "debug",

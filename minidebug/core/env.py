@@ -292,8 +292,8 @@ class DebugEnv:
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
     @property
     def forked_evals(self) -> ForkedEvals | None:
-        """The env's evals in fork mode, whose rooms pdb sessions borrow (see tools/pdb_room.py); None where
-        it runs fresh."""
+        """The env's evals in fork mode, whose rooms pdb sessions and trace/inspect runs borrow (see
+        tools/in_room.py); None where it runs fresh."""
         return self._evals if self._evals.fork else None
 
     def evaluate(self) -> EvalResult:

@@ -244,14 +244,14 @@ class ForkedEvals:
 
     @property
     def serves_sessions(self) -> bool:
-        """Whether pdb sessions fork in its rooms (see `take_for_session`)."""
+        """Whether pdb sessions and trace/inspect runs fork in its rooms (see `take_for_session`)."""
         return self.fork and self._start is not None and not self._closed
 
     def take_for_session(self) -> tuple[EvalRoom, WarmEval] | None:
-        """A room and its warm interpreter for a pdb session (see tools/pdb_room.py), started now where none
-        waits; None where the env does not run warm, or no interpreter can be started. The pool
-        starts no other while the session runs (an eval then finds every room busy, runs fresh, and has one
-        started). The room's eval tree is empty."""
+        """A room and its warm interpreter for a pdb session or a probe's run (see tools/in_room.py), started
+        now where none waits; None where the env does not run warm, or no interpreter can be started. The
+        pool starts no other while the session runs (an eval then finds every room busy, runs fresh, and has
+        one started). The room's eval tree is empty."""
         if not self.serves_sessions or self._key is None:
             return None
         learned = learned_modules(self._entry)
@@ -271,7 +271,7 @@ class ForkedEvals:
         return room, warm
 
     def give_back_session(self, room: EvalRoom, warm: WarmEval) -> None:
-        """After a pdb session: its tree and scratch folder emptied, what it left ended (see
+        """After a pdb session or a probe's run: its tree and scratch folder emptied, what it left ended (see
         `EvalRoom.give_back`); the room is kept only where no other waits ready, a warm interpreter waits
         for the next eval (one is started where the session's ended), and its pristine tree is laid ahead."""
         empty_folder(room.dir, EVAL_TREE)

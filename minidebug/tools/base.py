@@ -33,7 +33,7 @@ class Episode(Protocol):
 
     @property
     def forked_evals(self) -> ForkedEvals | None:
-        """Where the episode's evals run in fork mode (pdb sessions borrow its rooms), None where fresh."""
+        """Where the episode's evals run in fork mode (pdb and the probes borrow its rooms), None where fresh."""
 
     def evaluate(self) -> EvalResult: ...
 

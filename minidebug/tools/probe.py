@@ -27,10 +27,10 @@ from pydantic import Field
 from ..errors import MinidebugError, ToolError
 from ..sandbox import process
 from ..sandbox.process import Completed
+from ..scoring.evaltree import EVAL_SCRATCH
 from ..scoring.warm import learned_modules
 from ..store.venv import pytest_plugins
 from ..workspace.safefs import open_parent, remove_entry
-from ..scoring.evaltree import EVAL_SCRATCH
 from .base import Arguments, Episode, Tool
 from .in_room import RoomView, can_fork
 from .pdb import pdb_arguments
