@@ -5,10 +5,14 @@ from minidebug.run.soak import snapshot
 
 
 def snapshot_settled(env, bare):
-    """A snapshot once the tree the env lays ahead for its next eval is laid (a copy runs meanwhile)."""
+    """A snapshot once the tree the env lays ahead for its next eval is laid (a copy runs meanwhile), and
+    the interpreters started in the background are started (an eval while a pdb session holds the room
+    starts one)."""
     for room in list(env._evals.pool._idle):
         if room.ahead is not None:
             room.ahead.wait()
+        if room.warm is not None:
+            room.warm._started_process()
     return snapshot(bare)
 
 
