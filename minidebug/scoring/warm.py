@@ -111,12 +111,18 @@ class WarmEval:
         interpreter cannot serve it."""
         return self._forked_run(_fork_message(program), [], timeout, max_output)
 
-    def _forked_run(self, message: bytes, fds: list[int], timeout: float, max_output: int) -> Completed | None:
-        start = time.monotonic()
+    def _can_serve(self, timeout: float) -> bool:
+        """Whether it is ready (waiting up to `timeout`) in the folders it started in; else it ends."""
         if not self._ready(min(timeout, READY_TIMEOUT)):
-            return None
+            return False
         if _identity(self.tree, self.scratch) != self._folders:
             self._give_up("the eval tree's folder was replaced")
+            return False
+        return True
+
+    def _forked_run(self, message: bytes, fds: list[int], timeout: float, max_output: int) -> Completed | None:
+        start = time.monotonic()
+        if not self._can_serve(timeout):
             return None
         read_end, write_end = os.pipe()
         try:
@@ -172,10 +178,7 @@ class WarmEval:
         """Fork a pdb session (see minidebug_forked: `argv`, `env`, `sys_path`) with `terminal`, the
         child's end of a pty, as its controlling terminal; False, with `reason` set, when the interpreter
         cannot. Until `end_session`, it serves nothing else."""
-        if not self._ready(min(timeout, READY_TIMEOUT)):
-            return False
-        if _identity(self.tree, self.scratch) != self._folders:
-            self._give_up("the eval tree's folder was replaced")
+        if not self._can_serve(timeout):
             return False
         message = _fork_message({**session, "program": "pdb"})
         try:

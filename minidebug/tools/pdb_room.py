@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
-import secrets
 import struct
 import termios
 
@@ -47,11 +45,8 @@ class RoomPdbSession(PdbSession):
 
         self.view, self.tree = view, view.tree
         self._closed = False
-        self._token = secrets.token_hex(8)
-        self.marker = f"\x1f<md{self._token}>"
+        self._new_marker()
         self.preloaded = False
-        self._leftover = self._prompt_end = ""
-        self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")
         self.child = None
         host = child = -1
         try:

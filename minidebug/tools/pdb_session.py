@@ -65,8 +65,7 @@ class PdbSession:
 
     def __init__(self, argv: list[str], python: Path, cwd: Path, env: dict[str, str],
                  confinement: Confinement | None = None, preload: list[str] | None = None):
-        self._token = secrets.token_hex(8)
-        self.marker = f"\x1f<md{self._token}>"
+        self._new_marker()
         self.preloaded = preload is not None
         env = dict(env)
         if preload is not None:
@@ -81,6 +80,11 @@ class PdbSession:
                                   encoding="utf-8", codec_errors="replace", echo=False,
                                   dimensions=(50, 500), use_poll=True, preexec_fn=preexec)
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
+
+    def _new_marker(self) -> None:
+        """A fresh prompt marker (its secret part goes to the driver in `begin`), and nothing read yet."""
+        self._token = secrets.token_hex(8)
+        self.marker = f"\x1f<md{self._token}>"
         self._leftover = ""
         self._prompt_end = ""  # the part of the last prompt's line end still to come (reads can split it)
         self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")
