@@ -186,6 +186,52 @@ def test_quit_restart_and_refused_commands(loop_env):
     assert "one command per call" in pdb(env, "p 1\np 2")
 
 
+def test_control_characters_and_commands_longer_than_a_terminal_line_are_refused(loop_env):
+    env = loop_env()
+    pdb(env, "b prog.py:4")
+    pdb(env, "c")
+    for command in ("p 1\x04", "p 1\x03", "p 'a\x1ab'", "p 1\x1c2", "p 1\x7f", "p 1\x00"):
+        assert "control characters are not allowed" in pdb(env, command), repr(command)
+    assert "limited to 4095 bytes" in pdb(env, "p " + "1" * 4094)
+    assert "limited to 4095 bytes" in pdb(env, "p '" + "é" * 2047 + "'")  # bytes, not characters
+    assert pdb(env, "p len('" + "1" * 4000 + "')").splitlines()[0] == "4000"
+    assert pdb(env, "p i,\ttotal").splitlines()[0] == "(0, 0)"  # a tab is no control of the terminal's
+    env.close()
+    assert not descendants()
+
+
+FORGER = {
+    "prog.py": """\
+        import gc
+        import pdb
+        import sys
+        import time
+
+        prompt = next(o for o in gc.get_objects() if isinstance(o, pdb.Pdb)).prompt
+        while True:  # a prompt that looks like pdb's, again and again, and the terminal never read
+            sys.stdout.write(prompt)
+            sys.stdout.flush()
+            time.sleep(0.01)
+        """,
+}
+
+
+@pytest.mark.parametrize("mode", ["fork", "fresh"])
+def test_a_program_that_never_reads_its_terminal_cannot_block_the_host(loop_env, mode):
+    env = loop_env(FORGER, pdb_timeout=1, eval_mode=mode, max_tokens=10_000_000)
+    pdb(env, "c")  # from here the program forges a prompt for every command, and never reads one
+    for sent in range(1, 200):  # 4 kB a command: the terminal's queue holds a few
+        observation = pdb(env, "p len('" + "x" * 4000 + "')")
+        if "did not take the command" in observation:
+            break
+    assert "within the 1 s pdb timeout" in observation and "it was killed" in observation, observation[-300:]
+    assert sent > 1 and env.tools["pdb"].session is None
+    observation = pdb(env, "p 1")
+    assert "[pdb restarted after a command it did not read" in observation and observation.endswith("[at prog.py:1] import gc")
+    env.close()
+    assert not descendants()
+
+
 def test_reset_drops_the_session_and_breakpoints(loop_env):
     env = loop_env()
     pdb(env, "b prog.py:4")

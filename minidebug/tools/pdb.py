@@ -27,7 +27,7 @@ from ..store.venv import pytest_plugins
 from ..workspace.safefs import read_entry
 from .in_room import RoomView, can_fork
 from .pdb_room import RoomPdbSession
-from .pdb_session import Breakpoint, PdbSession, Reply
+from .pdb_session import MAX_COMMAND, Breakpoint, PdbSession, Reply
 from .base import Arguments, Episode, Tool
 
 REFUSED = {
@@ -46,6 +46,7 @@ _DELETED = re.compile(r"^Deleted breakpoint (\d+) at ", re.M)
 _TOGGLED = re.compile(r"^(Disabled|Enabled) breakpoint (\d+) at ", re.M)
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # control characters but tab: a terminal acts on them
 _NO_CAPTURE = re.compile(r"-[qvxl]*s[qvxl]*|--capture=no")  # -s, alone or among pytest's flag letters
 
 
@@ -121,6 +122,13 @@ class Pdb(Tool):
             raise ToolError("pdb: empty command")
         if "\n" in command or "\r" in command:
             raise ToolError("pdb: send one command per call (no newlines)")
+        if _CONTROL.search(args.command.strip("\n")):
+            raise ToolError("pdb: control characters are not allowed in a command (the terminal would act on them: "
+                            "^C interrupts, ^D ends a line, ^Z stops the program); to interrupt a running program, "
+                            "wait for the pdb timeout")
+        if len(command.encode()) > MAX_COMMAND:
+            raise ToolError(f"pdb: a command is limited to {MAX_COMMAND} bytes (a terminal line); this one has "
+                            f"{len(command.encode())}")
         word = command.split()[0]
         if word in REFUSED:
             raise ToolError(f"pdb: '{word}' is not available: {REFUSED[word]}")
@@ -209,8 +217,10 @@ class Pdb(Tool):
                 session.close()
             session = self._forked(episode, argv) or self._spawn(episode, argv, None)
         self.session = session
-        session.begin(list(self.breakpoints.values()))
-        reply = session.read_reply(max(episode.limits.pdb_timeout, 30.0))
+        if session.begin(list(self.breakpoints.values())):
+            reply = session.read_reply(max(episode.limits.pdb_timeout, 30.0))
+        else:
+            reply = Reply("", None, "unsent")
         if reply.status != "prompt":
             output = reply.output.strip()
             self._stop()
@@ -229,6 +239,12 @@ class Pdb(Tool):
         assert self.session is not None
         timeout = episode.limits.pdb_timeout
         reply = self.session.send(command, timeout)
+        if reply.status == "unsent":
+            self.restart_reason = "restarted after a command it did not read"
+            self._stop(episode)
+            reply.output = (f"[the program did not take the command within the {timeout:g} s pdb timeout (its "
+                            "terminal's input was full, as when a program neither reads it nor reaches a pdb "
+                            "prompt); it was killed. Breakpoints are kept; the next pdb command starts it again]")
         if reply.status == "timeout":
             reply = self._interrupt(episode, reply, timeout)
         if reply.status == "eof":

@@ -63,8 +63,8 @@ class RoomPdbSession(PdbSession):
                 os.close(child)
         self.child = pexpect.fdpexpect.fdspawn(host, encoding="utf-8", codec_errors="replace", use_poll=True)
 
-    def begin(self, breakpoints: list[Breakpoint]) -> None:
-        super().begin([Breakpoint(**{**vars(bp), "file": self.view.to_room(bp.file)}) for bp in breakpoints])
+    def begin(self, breakpoints: list[Breakpoint]) -> bool:
+        return super().begin([Breakpoint(**{**vars(bp), "file": self.view.to_room(bp.file)}) for bp in breakpoints])
 
     def send(self, command: str, timeout: float) -> Reply:
         return super().send(self.view.to_room(command), timeout)
@@ -82,9 +82,6 @@ class RoomPdbSession(PdbSession):
 
     def interrupt(self) -> None:
         self.view.warm.interrupt_session()
-
-    def send_eof(self) -> None:
-        self.child.send("\x04")  # the terminal's end-of-file character (VEOF), as pexpect's sendeof sends
 
     def exit_code(self) -> int | None:
         code = self.view.warm.end_session()

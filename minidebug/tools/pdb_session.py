@@ -11,6 +11,7 @@ import json
 import os
 import re
 import secrets
+import select
 import signal
 import time
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 DRIVER_DIR = Path(__file__).resolve().parents[1] / "drivers"
 MAX_REPLY = 200_000  # characters of one reply kept (head and tail)
 LINE = 1024  # characters per line of the breakpoints' JSON sent to the driver
+MAX_COMMAND = 4095  # bytes of one command: what a terminal keeps of one line
+BEGIN_TIMEOUT = 30.0  # seconds for the driver to take the marker and the breakpoints
 
 
 @dataclass
@@ -33,7 +36,7 @@ class Reply:
 
     output: str
     location: tuple[str, int] | None  # (file, line) when a prompt came back
-    status: str  # "prompt", "eof" or "timeout"
+    status: str  # "prompt", "eof", "timeout", or "unsent": the program did not take the command in time
 
 
 @dataclass
@@ -89,15 +92,14 @@ class PdbSession:
         self._prompt_end = ""  # the part of the last prompt's line end still to come (reads can split it)
         self._pattern = re.compile(re.escape(self.marker) + r"(.*?):(\d+)" + re.escape(self.marker) + r"\r?\n?")
 
-    def begin(self, breakpoints: list[Breakpoint]) -> None:
-        """Let the program start, with `breakpoints` set before its first line."""
-        if self.preloaded:
-            self.child.sendline("start")
-        self.child.sendline(self._token)  # the marker's secret part: never in the program's env, argv or files
+    def begin(self, breakpoints: list[Breakpoint]) -> bool:
+        """Let the program start, with `breakpoints` set before its first line; False if the driver did not
+        take them within BEGIN_TIMEOUT."""
+        lines = ["start"] if self.preloaded else []
+        lines.append(self._token)  # the marker's secret part: never in the program's env, argv or files
         text = json.dumps([vars(b) for b in sorted(breakpoints, key=lambda b: b.number)])
-        for start in range(0, len(text), LINE):  # a terminal keeps at most 4095 characters of one line
-            self.child.sendline(text[start:start + LINE])
-        self.child.sendline("")
+        lines += [text[start:start + LINE] for start in range(0, len(text), LINE)]  # a terminal cuts long lines
+        return self._write("".join(line + "\n" for line in lines) + "\n", time.monotonic() + BEGIN_TIMEOUT)
 
     @property
     def alive(self) -> bool:
@@ -148,15 +150,46 @@ class PdbSession:
         return pending
 
     def send(self, command: str, timeout: float) -> Reply:
-        self.child.sendline(command)
+        """Send one command line and read its reply; "unsent" when the program did not take the line
+        within `timeout`."""
+        if not self._write(command + "\n", time.monotonic() + timeout):
+            return Reply("", None, "unsent")
         return self.read_reply(timeout)
+
+    def _write(self, text: str, deadline: float) -> bool:
+        """Write `text` to the program's terminal, never blocking past `deadline`: a program that does not
+        read its input (asleep, or its terminal in raw mode) fills the terminal's queue, and a plain write
+        would then wait for ever. False if not all of it went."""
+        fd = self.child.child_fd
+        data = memoryview(text.encode())
+        writable = select.poll()
+        writable.register(fd, select.POLLOUT)
+        blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        try:
+            while data:
+                try:
+                    data = data[os.write(fd, data):]
+                    continue
+                except BlockingIOError:
+                    pass
+                except OSError:  # the program has gone: the read that follows finds the terminal's end
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                writable.poll(min(remaining, 1.0) * 1000)
+        finally:
+            os.set_blocking(fd, blocking)
+        return True
 
     def interrupt(self) -> None:
         """SIGINT to the program's process group, as Ctrl-C in a terminal would."""
         process.signal_programs(self.child.pid, signal.SIGINT)
 
     def send_eof(self) -> None:
-        self.child.sendeof()
+        """The terminal's end-of-file character (VEOF, ^D), as a user's Ctrl-D."""
+        self._write("\x04", time.monotonic() + 1.0)
 
     def exit_code(self) -> int | None:
         """How the child ended, once it has: -signal if a signal ended it, else its exit status."""
