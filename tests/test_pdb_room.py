@@ -157,3 +157,23 @@ def test_nothing_a_session_leaves_in_its_room_reaches_the_next_eval_there(make_e
     assert [line for line in cmdlines(descendants()) if "sleep 1002" in line] == []
     after = env.evaluate()
     assert after.forked and after.tests == base.tests and after.score == base.score < after.max_score
+
+
+
+@pytest.mark.parametrize("sandbox", [s for s in SANDBOXES if s is not None])
+def test_a_session_cannot_signal_the_warm_interpreter_it_forked_from(make_env, calc_task, sandbox):
+    env = make_env(calc_task, sandbox=sandbox, terminate_on_success=False)
+    env.reset()
+    env.evaluate()
+    base = env.evaluate()
+    pdb(env, "b calc.py:2")
+    pdb(env, "c")
+    for target in ("__import__('os').getppid()", "1"):  # the interpreter; under bwrap its namespace's pid 1
+        for signal in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGQUIT"):
+            observation = pdb(env, f"p __import__('os').kill({target}, __import__('signal').{signal})")
+            assert observation.startswith(("None", "*** PermissionError")), observation
+    time.sleep(0.3)
+    assert pdb(env, "p a, b").splitlines()[0] == "(2, 3)"  # the session lives: it would die with the interpreter
+    pdb(env, "q")
+    after = env.evaluate()
+    assert after.forked and after.tests == base.tests

@@ -244,6 +244,7 @@ def serve(control):
     pipe attached; or a pdb session, its terminal attached, which `int` and `kill` lines then signal: see
     _serve_session); the child gets those settings instead (see _start_forked)."""
     import ctypes
+    import signal
     import socket
     import threading
 
@@ -275,6 +276,10 @@ def serve(control):
 
     sandbox = SandboxState() if in_own_pid_namespace(settings.get("host_pid_namespace")) else None
     _WARM_STATE[:] = [minidebug_watch.snapshot()]  # taken once here, not in every child (copying costs it pages)
+    # A program of a run may reach this interpreter with SIGINT (under bwrap it is the namespace's pid 1, to
+    # which only signals it handles are delivered, and Python handles SIGINT): it is ignored; a child gets
+    # Python's handler back (see _become_child). Signals it does not handle never reach a pid 1.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.write(control, b"ready\n")
     while True:
         try:
@@ -301,7 +306,7 @@ def serve(control):
         if pid == 0:
             channel.close()
             os.close(in_session)
-            _become_child(libc, output, settings.get("filter"), session_made,
+            _become_child(libc, output, settings.get("filter"), session_made, settings.get("scopes", 0),
                           terminal=session is not None and session["program"] == "pdb")
             if session is None:
                 return report
@@ -390,12 +395,13 @@ _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def _become_child(libc, output, instructions, session_made, terminal=False):
+def _become_child(libc, output, instructions, session_made, scopes, terminal=False):
     """In a forked child: a session of its own (then `session_made` is closed, which the parent waits for),
     `output` as stdout and stderr, an empty pipe of its own as stdin (or, with `terminal`, `output` is a
-    terminal: its controlling terminal, and stdin, stdout and stderr), SIGKILL when the warm parent dies, not
-    dumpable (as the warm parent, and as a fresh run: see `run`), then the seccomp filter the host built (see
-    seccomp.py)."""
+    terminal: its controlling terminal, and stdin, stdout and stderr), SIGKILL when the warm parent dies,
+    Python's SIGINT handler, not dumpable (as the warm parent, and as a fresh run: see `run`), a Landlock domain
+    of its own with `scopes` (ABI 6: so it cannot signal the warm parent, which shares its domain otherwise),
+    then the seccomp filter the host built (see seccomp.py)."""
     import ctypes
     import signal
 
@@ -415,6 +421,9 @@ def _become_child(libc, output, instructions, session_made, terminal=False):
         os.dup2(empty, 0)
         os.close(empty)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter has it (serve ignores it)
+    if scopes:
+        _scope_landlock(libc, scopes)
     if instructions:
         class Instruction(ctypes.Structure):
             _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
@@ -428,6 +437,27 @@ def _become_child(libc, output, instructions, session_made, terminal=False):
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
                 libc.prctl(_PR_SET_SECCOMP, 2, ctypes.byref(program), 0, 0) != 0:
             os._exit(126)  # never run a child without the filter
+
+
+def _scope_landlock(libc, scopes):
+    """A Landlock domain of this process's own that handles no file or network access, only `scopes` (never
+    run the child without it)."""
+    import ctypes
+
+    class Attributes(ctypes.Structure):
+        _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                    ("scoped", ctypes.c_uint64)]
+
+    create, restrict = 444, 446  # landlock_create_ruleset, landlock_restrict_self (x86-64 and arm64 alike)
+    libc.syscall.restype = ctypes.c_long
+    attributes = Attributes(0, 0, scopes)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        os._exit(126)
+    ruleset = libc.syscall(create, ctypes.byref(attributes), ctypes.c_size_t(ctypes.sizeof(attributes)),
+                           ctypes.c_uint32(0))
+    if ruleset < 0 or libc.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+        os._exit(126)
+    os.close(ruleset)
 
 
 def _not_dumpable():

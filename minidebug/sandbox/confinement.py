@@ -159,6 +159,16 @@ class Confinement:
                                                                      venv=self.venv))
         return found[1]
 
+    def child_scopes(self) -> int:
+        """The Landlock scopes a warm interpreter's child takes in a domain of its own, so it cannot signal the
+        interpreter (which shares the child's domain otherwise) nor reach an abstract socket made outside the
+        child: those of Landlock ABI 6 where Landlock is the sandbox, else 0."""
+        if self.sandbox != "landlock":
+            return 0
+        from . import landlock
+
+        return landlock.SCOPE_SIGNAL | landlock.SCOPE_ABSTRACT_UNIX_SOCKET if landlock.abi() >= 6 else 0
+
     def filter_program(self) -> list[tuple[int, int, int, int]] | None:
         """The seccomp filter's instructions (see seccomp.ProgramFilter), or None where none applies."""
         return list(self._filter.instructions) if self._filter is not None else None

@@ -75,7 +75,8 @@ class WarmEval:
             launch = confinement.prepare(argv, {**env, "MINIDEBUG_EVAL_FD": str(child.fileno())},
                                          [tree, scratch], tree, seccomp_filter=False, init=True)
             # An interpreter that serves one run only rehearses none: the rehearsal would only delay the next.
-            settings = {**settings, "filter": confinement.filter_program(), "rehearse": self._serves_many}
+            settings = {**settings, "filter": confinement.filter_program(), "scopes": confinement.child_scopes(),
+                        "rehearse": self._serves_many}
             if self._bwrap:  # the interpreter ends what a run leaves in its sandbox (see minidebug_leftovers.py)
                 settings["host_pid_namespace"] = os.readlink("/proc/self/ns/pid")
             _send_in_background(self._control, json.dumps(settings).encode() + b"\n")
