@@ -240,9 +240,9 @@ def serve(control):
     send `exit N CODE`. Returns the report descriptor in the child only, which then runs as a fresh process
     would. The warm parent never runs code of the project, reads no file once ready and is not dumpable, so
     a run cannot change what the next child starts from. A `fork {json}`
-    request (see _fork_request) is served the same way for the program it names (a probe's run, the output
+    request (see minidebug_fork) is served the same way for the program it names (a probe's run, the output
     pipe attached; or a pdb session, its terminal attached, which `int` and `kill` lines then signal: see
-    _serve_session); the child gets those settings instead (see _start_forked)."""
+    minidebug_fork); the child gets those settings instead (see _start_forked)."""
     import ctypes
     import signal
     import socket
@@ -272,13 +272,14 @@ def serve(control):
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # a run's orphans are ours to reap, not a PID 1's that may not
     channel = socket.socket(fileno=control)
+    from minidebug_fork import become_child, fork_request, serve_session
     from minidebug_leftovers import SandboxState, in_own_pid_namespace, reap
 
     sandbox = SandboxState() if in_own_pid_namespace(settings.get("host_pid_namespace")) else None
     _WARM_STATE[:] = [minidebug_watch.snapshot()]  # taken once here, not in every child (copying costs it pages)
     # A program of a run may reach this interpreter with SIGINT (under bwrap it is the namespace's pid 1, to
     # which only signals it handles are delivered, and Python handles SIGINT): it is ignored; a child gets
-    # Python's handler back (see _become_child). Signals it does not handle never reach a pid 1.
+    # Python's handler back (see minidebug_fork). Signals it does not handle never reach a pid 1.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.write(control, b"ready\n")
     while True:
@@ -288,11 +289,11 @@ def serve(control):
             return None
         if not message:
             return None  # the host is gone
-        while message.startswith((b"int\n", b"kill\n")):  # for a session that had ended (see _serve_session)
+        while message.startswith((b"int\n", b"kill\n")):  # for a session that had ended (see minidebug_fork)
             message = message.split(b"\n", 1)[1]
         if not message and not fds:
             continue
-        session = _fork_request(channel, message) if len(fds) == 1 else None
+        session = fork_request(channel, message) if len(fds) == 1 else None
         if session is None and (message != b"run\n" or len(fds) != 2):
             for fd in fds:
                 os.close(fd)
@@ -306,8 +307,8 @@ def serve(control):
         if pid == 0:
             channel.close()
             os.close(in_session)
-            _become_child(libc, output, settings.get("filter"), session_made, settings.get("scopes", 0),
-                          terminal=session is not None and session["program"] == "pdb")
+            become_child(libc, output, settings.get("filter"), session_made, settings.get("scopes", 0),
+                         terminal=session is not None and session["program"] == "pdb")
             if session is None:
                 return report
             tree = os.getcwd()
@@ -320,7 +321,7 @@ def serve(control):
         os.read(in_session, 1)  # the child leads its own session (or is gone) before the host is told its pid
         os.close(in_session)
         os.write(control, f"pid {pid}\n".encode())
-        if session is not None and session["program"] == "pdb" and not _serve_session(channel, pid):
+        if session is not None and session["program"] == "pdb" and not serve_session(channel, pid):
             return None
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
@@ -329,54 +330,6 @@ def serve(control):
             os.write(control, f"exit {pid} {code} unclean\n".encode())
             return None
         os.write(control, f"exit {pid} {code}\n".encode())
-
-
-def _fork_request(channel, message):
-    """What to run in a forked child instead of the tests (`fork {json}`: a pdb session or a probe's run, see
-    minidebug_forked), or None for any other message."""
-    if not message.startswith(b"fork "):
-        return None
-    while not message.endswith(b"\n") and len(message) < 1 << 20:
-        chunk = channel.recv(1 << 16)
-        if not chunk:
-            return None
-        message += chunk
-    try:
-        program = json.loads(message[5:])
-    except ValueError:
-        return None
-    if not (isinstance(program, dict) and program.get("program") in ("pdb", "probe")
-            and isinstance(program.get("sys_path"), list)):
-        return None
-    return program
-
-
-def _serve_session(channel, pid):
-    """While a forked pdb session runs: on `int` from the host, SIGINT to its process group (Ctrl-C); on
-    `kill`, or when the host is gone, SIGKILL. Returns once the child has ended: False if the host is gone."""
-    import select
-    import signal
-
-    pidfd = os.pidfd_open(pid)
-    try:
-        while True:
-            ready, _, _ = select.select([channel, pidfd], [], [])
-            if pidfd in ready:
-                return True
-            try:
-                data = channel.recv(64)
-            except OSError:
-                data = b""
-            for word in data.split() if data else [b"kill"]:
-                try:
-                    os.killpg(pid, signal.SIGINT if word == b"int" else signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            if not data:
-                os.waitpid(pid, 0)
-                return False
-    finally:
-        os.close(pidfd)
 
 
 def _compile_patterns():
@@ -391,73 +344,7 @@ def _compile_patterns():
     list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline))
 
 
-_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def _become_child(libc, output, instructions, session_made, scopes, terminal=False):
-    """In a forked child: a session of its own (then `session_made` is closed, which the parent waits for),
-    `output` as stdout and stderr, an empty pipe of its own as stdin (or, with `terminal`, `output` is a
-    terminal: its controlling terminal, and stdin, stdout and stderr), SIGKILL when the warm parent dies,
-    Python's SIGINT handler, not dumpable (as the warm parent, and as a fresh run: see `run`), a Landlock domain
-    of its own with `scopes` (ABI 6: so it cannot signal the warm parent, which shares its domain otherwise),
-    then the seccomp filter the host built (see seccomp.py)."""
-    import ctypes
-    import signal
-
-    os.setsid()
-    if terminal:
-        import fcntl
-        import termios
-
-        fcntl.ioctl(output, termios.TIOCSCTTY, 0)
-    os.close(session_made)
-    for target in (0, 1, 2) if terminal else (1, 2):
-        os.dup2(output, target)
-    os.close(output)
-    if not terminal:
-        empty, closed = os.pipe()  # stdin of its own, empty: nothing a run sets on it reaches the next
-        os.close(closed)
-        os.dup2(empty, 0)
-        os.close(empty)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter has it (serve ignores it)
-    if scopes:
-        _scope_landlock(libc, scopes)
-    if instructions:
-        class Instruction(ctypes.Structure):
-            _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                        ("k", ctypes.c_uint32)]
-
-        class Program(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Instruction))]
-
-        code = (Instruction * len(instructions))(*[Instruction(*i) for i in instructions])
-        program = Program(len(instructions), code)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
-                libc.prctl(_PR_SET_SECCOMP, 2, ctypes.byref(program), 0, 0) != 0:
-            os._exit(126)  # never run a child without the filter
-
-
-def _scope_landlock(libc, scopes):
-    """A Landlock domain of this process's own that handles no file or network access, only `scopes` (never
-    run the child without it)."""
-    import ctypes
-
-    class Attributes(ctypes.Structure):
-        _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                    ("scoped", ctypes.c_uint64)]
-
-    create, restrict = 444, 446  # landlock_create_ruleset, landlock_restrict_self (x86-64 and arm64 alike)
-    libc.syscall.restype = ctypes.c_long
-    attributes = Attributes(0, 0, scopes)
-    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        os._exit(126)
-    ruleset = libc.syscall(create, ctypes.byref(attributes), ctypes.c_size_t(ctypes.sizeof(attributes)),
-                           ctypes.c_uint32(0))
-    if ruleset < 0 or libc.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
-        os._exit(126)
-    os.close(ruleset)
+_PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 
 
 def _not_dumpable():
@@ -495,7 +382,7 @@ def main():
         fd = serve(fd)
         if fd is None:
             sys.exit(0)
-        if isinstance(fd, dict):  # a pdb session or a probe's run (see _fork_request), started by _start_forked
+        if isinstance(fd, dict):  # a pdb session or a probe's run (see minidebug_fork), started by _start_forked
             return fd
         sys.argv = sys.argv[:1]
         os.set_inheritable(fd, False)
