@@ -169,9 +169,8 @@ def test_a_session_cannot_signal_the_warm_interpreter_it_forked_from(make_env, c
     pdb(env, "b calc.py:2")
     pdb(env, "c")
     for target in ("__import__('os').getppid()", "1"):  # the interpreter; under bwrap its namespace's pid 1
-        for signal in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGQUIT"):
-            observation = pdb(env, f"p __import__('os').kill({target}, __import__('signal').{signal})")
-            assert observation.startswith(("None", "*** PermissionError")), observation
+        observation = pdb(env, f"p [__import__('os').kill({target}, s) for s in range(1, 32)]")  # SIGKILL too
+        assert observation.startswith("[None, None") or "PermissionError" in observation, observation
     time.sleep(0.3)
     assert pdb(env, "p a, b").splitlines()[0] == "(2, 3)"  # the session lives: it would die with the interpreter
     pdb(env, "q")
