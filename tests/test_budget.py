@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+
 import pytest
 
 from minidebug.core.budget import Budget, get_encoding
@@ -57,3 +61,12 @@ def test_encodings_never_download(tmp_path, monkeypatch):
         get_encoding("o200k_base")
     with pytest.raises(MinidebugError, match="unknown tiktoken encoding 'nope'"):
         get_encoding("nope")
+
+
+def test_loading_the_encoding_writes_nothing_in_the_temp_dir(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")}
+    code = "from minidebug.core.budget import Budget; print(Budget(1000, 100).count('hello world'))"
+    done = subprocess.run([sys.executable, "-c", code], env={**env, "TMPDIR": str(tmp_path)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "2", done.stderr
+    assert list(tmp_path.iterdir()) == []  # tiktoken would leave its data-gym-cache there

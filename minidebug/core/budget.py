@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from functools import lru_cache
 
@@ -41,11 +42,23 @@ def get_encoding(name: str):
                 )
             return read_file(blobpath)
 
-        tiktoken.load.read_file = local_only
+        read_file_cached = tiktoken.load.read_file_cached
+
+        def uncached(blobpath: str, expected_hash: str | None = None) -> bytes:
+            """A local file is read where it is: tiktoken would otherwise copy it into a folder of the
+            machine's temp dir (`data-gym-cache`) unless the user named a cache folder."""
+            if "://" in blobpath or {"TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"} & set(os.environ):
+                return read_file_cached(blobpath, expected_hash)
+            data = local_only(blobpath)
+            if expected_hash and not tiktoken.load.check_hash(data, expected_hash):
+                raise MinidebugError(f"tiktoken encoding {name!r}: {blobpath} does not have the expected hash")
+            return data
+
+        tiktoken.load.read_file, tiktoken.load.read_file_cached = local_only, uncached
         try:
             return tiktoken.get_encoding(name)
         finally:
-            tiktoken.load.read_file = read_file
+            tiktoken.load.read_file, tiktoken.load.read_file_cached = read_file, read_file_cached
 
 
 class Budget:
