@@ -63,9 +63,9 @@ def become_child(libc, output, instructions, session_made, scopes, terminal=Fals
     """In a forked child: a session of its own (then `session_made` is closed, which the parent waits for),
     `output` as stdout and stderr, an empty pipe of its own as stdin (or, with `terminal`, `output` is a
     terminal: its controlling terminal, and stdin, stdout and stderr), SIGKILL when the warm parent dies,
-    Python's SIGINT handler, not dumpable (as the warm parent, and as a fresh run: see `run`), a Landlock domain
-    of its own with `scopes` (ABI 6: so it cannot signal the warm parent, which shares its domain otherwise),
-    then the seccomp filter the host built (see seccomp.py)."""
+    Python's SIGINT handler, not dumpable (as the warm parent, and as a fresh run: see minidebug_eval.run), a
+    Landlock domain of its own with `scopes` (ABI 6: so it cannot signal the warm parent, which shares its
+    domain otherwise), then the seccomp filter the host built (see seccomp.py)."""
     import ctypes
     import signal
 

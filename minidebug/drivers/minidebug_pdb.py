@@ -3,9 +3,10 @@
 Started as `python -m minidebug_pdb <pdb arguments>`. The prompt carries a random marker and the current
 `file:line`, so program output that looks like pdb's prompt does not confuse the driver, and it never needs
 an extra command to learn where the program stands. (Code of the program that sets out to can still find the
-marker in this process and print a prompt; the host trusts a prompt's location no further than the worktree.) The marker's random part arrives as the first line on stdin (so it is in
-no environment variable, argument or file the program could read), then the breakpoints to restore as
-JSON, in lines of at most 1,024 characters (a terminal cuts longer ones), ended by an empty line.
+marker in this process and print a prompt; the host trusts a prompt's location no further than the
+worktree.) The marker's random part arrives as the first line on stdin (so it is in no environment variable,
+argument or file the program could read), then the breakpoints to restore as JSON, in lines of at most 1,024
+characters (a terminal cuts longer ones), ended by an empty line.
 
 A session may be started ahead of its first command (MINIDEBUG_PDB_PRELOAD, a JSON list, names modules to
 import first with pytest and its plugins: the venv's plugins and modules the task's tests load). It then imports them and waits for a
