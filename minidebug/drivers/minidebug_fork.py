@@ -86,6 +86,8 @@ def become_child(libc, output, instructions, session_made, scopes, terminal=Fals
         os.close(empty)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter has it (serve ignores it)
+    if (scopes or instructions) and libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        os._exit(126)  # what both need
     if scopes:
         _scope_landlock(libc, scopes)
     if instructions:
@@ -98,14 +100,13 @@ def become_child(libc, output, instructions, session_made, scopes, terminal=Fals
 
         code = (Instruction * len(instructions))(*[Instruction(*i) for i in instructions])
         program = Program(len(instructions), code)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
-                libc.prctl(_PR_SET_SECCOMP, 2, ctypes.byref(program), 0, 0) != 0:
+        if libc.prctl(_PR_SET_SECCOMP, 2, ctypes.byref(program), 0, 0) != 0:
             os._exit(126)  # never run a child without the filter
 
 
 def _scope_landlock(libc, scopes):
-    """A Landlock domain of this process's own that handles no file or network access, only `scopes` (never
-    run the child without it)."""
+    """A Landlock domain of this process's own that handles no file or network access, only `scopes` (no new
+    privileges already set; never run the child without it)."""
     import ctypes
 
     class Attributes(ctypes.Structure):
@@ -115,8 +116,6 @@ def _scope_landlock(libc, scopes):
     create, restrict = 444, 446  # landlock_create_ruleset, landlock_restrict_self (x86-64 and arm64 alike)
     libc.syscall.restype = ctypes.c_long
     attributes = Attributes(0, 0, scopes)
-    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        os._exit(126)
     ruleset = libc.syscall(create, ctypes.byref(attributes), ctypes.c_size_t(ctypes.sizeof(attributes)),
                            ctypes.c_uint32(0))
     if ruleset < 0 or libc.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:

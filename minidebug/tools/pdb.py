@@ -122,7 +122,7 @@ class Pdb(Tool):
             raise ToolError("pdb: empty command")
         if "\n" in command or "\r" in command:
             raise ToolError("pdb: send one command per call (no newlines)")
-        if _CONTROL.search(args.command.strip("\n")):
+        if _CONTROL.search(command):
             raise ToolError("pdb: control characters are not allowed in a command (the terminal would act on them: "
                             "^C interrupts, ^D ends a line, ^Z stops the program); to interrupt a running program, "
                             "wait for the pdb timeout")
