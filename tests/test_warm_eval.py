@@ -458,7 +458,7 @@ def test_the_warm_interpreter_imports_the_venvs_modules_the_tests_use(make_env):
 
 
 @pytest.mark.parametrize("mode", ["fork", "fresh"])  # both import the learned modules ahead, with pytest
-def test_a_module_the_agent_adds_shadows_one_imported_ahead(make_env, task_dir, mode):
+def test_a_module_the_agent_adds_never_shadows_one_of_the_venv(make_env, task_dir, mode):
     files = {"test_shadow.py": "import pygments\n\n\ndef test_shadow():\n    assert getattr(pygments, 'SHADOW', False)\n"}
     env = make_env(task_dir(files, name=f"shadow-{mode}"), terminate_on_success=False, eval_mode=mode)
     env.reset()
@@ -466,7 +466,8 @@ def test_a_module_the_agent_adds_shadows_one_imported_ahead(make_env, task_dir, 
     assert "pygments" in learned_modules(env.workspace.prepared.entry)
     env.step({"name": "edit", "arguments": {"path": "pygments.py", "start": 1, "end": 0, "new_code": "SHADOW = True"}})
     shadowed = env.evaluate()
-    assert shadowed.forked == (mode == "fork") and shadowed.tests == {"test_shadow.py::test_shadow": "passed"}
+    assert shadowed.forked == (mode == "fork") and shadowed.score == 0  # the import of it fails
+    assert any("pygments" in finding for finding in shadowed.suspicious), shadowed.suspicious
 
 
 @pytest.mark.parametrize("mode", ["fork", "fresh"])

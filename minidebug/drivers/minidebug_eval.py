@@ -32,10 +32,12 @@ def recorder(stream, flag):
     runner itself ran count. Outermost wrappers of pytest's run of each collected item note each phase that
     ran and whether it raised: a report for a phase that did not run (made up and passed to the hook), or
     that says "passed" for a phase that raised (forged on its way, say by wrapping pytest's report class),
-    counts as a failure, and `flag(finding)` says so."""
+    counts as a failure, and `flag(finding)` says so. pytest's own report of one subtest (pytest 9 reports
+    unittest's `subTest`), which comes while its test's call runs, counts as that test's failure if it failed."""
     import pytest
 
     outcomes, collect_errors, collected, ran, raised, items, current = {}, [], [], set(), set(), set(), []
+    running = set()
 
     def protocol(item, nextitem):
         current[:] = [item] if id(item) in items else []
@@ -44,8 +46,12 @@ def recorder(stream, flag):
 
     def phase(when):
         def wrapper(item):
+            ours = bool(current) and item is current[0]
+            if ours:
+                running.add((item.nodeid, when))
             outcome = yield
-            if current and item is current[0]:
+            if ours:
+                running.discard((item.nodeid, when))
                 ran.add((item.nodeid, when))
                 if outcome.excinfo is not None:
                     raised.add((item.nodeid, when))
@@ -59,6 +65,11 @@ def recorder(stream, flag):
 
     def pytest_runtest_logreport(report, _stream=stream, _flag=flag):
         key = (report.nodeid, report.when)
+        if key in running and type(report) is _subtest_report():  # one subtest's, while its test's call runs
+            if report.outcome == "failed" and outcomes.get(report.nodeid, "passed") == "passed":
+                outcomes[report.nodeid] = "failed"
+                _stream(report.nodeid, "failed")
+            return
         if key not in ran:
             _flag(f"{report.nodeid}: a report for its {report.when}, which the runner did not run (a made-up report)")
             outcome = "failed" if report.when == "call" else "error"
@@ -92,6 +103,11 @@ def recorder(stream, flag):
         setattr(plugin, hook.__name__, hook)
     report = lambda: {"tests": outcomes, "collect_errors": collect_errors, "collected": collected}  # noqa: E731
     return plugin, report, (pytest_runtest_logreport,)
+
+
+def _subtest_report():
+    """The class of pytest's reports of one subtest (pytest 9 reports unittest's `subTest` itself), or None."""
+    return getattr(sys.modules.get("_pytest.subtests"), "SubtestReport", None)
 
 
 def _receive(fd):
@@ -163,7 +179,10 @@ def run(fd, settings):
     if not settings.get("project_pytest"):
         _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", [])
                                       + (["runpy"] if script else []), learned)
+    from minidebug_shadow import guard
     from minidebug_watch import Watch
+
+    guard(settings.get("agent_created", []), os.getcwd(), flag)  # before the watch takes the import system's state
 
     unittest_runner = None
     if script:

@@ -26,6 +26,9 @@ import os
 import sys
 import types
 
+from minidebug_identity import Genuine, namespace_of_exec
+from minidebug_modules import ModuleState, agent_values, classes_in
+
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
 _EVENTS = {
@@ -61,11 +64,15 @@ class Watch:
         pytest's). `before`: the state to compare with, if taken already (`snapshot(also_guarded)` of this
         very state: a warm interpreter takes it once, and each forked child starts from that state)."""
         self.findings = []
+        self._tree = tree.rstrip("/") + "/"
         self._judge = _judge_maker(tree, agent_files)
         self._report = _reporter(send, self.findings, tree)
         self._before = snapshot(also_guarded) if before is None else before
         self._protected = set()
-        sys.addaudithook(_hook(self._judge, self._report, fd, self._protected))
+        self.genuine = Genuine(self._judge)
+        self.state = ModuleState(self._judge, protected_names(), tree)
+        self.state.start()
+        sys.addaudithook(_hook(self._judge, self._report, fd, self._protected, self.genuine, tree))
 
     def untrusted(self, filename):
         """Whether code from `filename` is untrusted (generated code, judged by no caller here, is)."""
@@ -81,13 +88,39 @@ class Watch:
         of the agent's is imported), so that `finish` can check where every hook implementation comes from.
         Code under test can reach this object through pytest; what it holds lets it reach nothing of the
         watch: the manager is kept in a generator's frame, which only the first value sent sets."""
+        import pytest
+        from _pytest.python import Function
+
         keeper = _keeper()
         next(keeper)
         self._keeper = keeper
+        genuine, state, report = self.genuine, self.state, self._report
+
+        class NotTheTasksTest(Exception):
+            """What pytest was about to call is not the task's test as its file defines it."""
 
         class Plugin:
             def pytest_configure(self, config):
                 keeper.send(config.pluginmanager)
+
+            def pytest_collection_finish(self, session):
+                state.task_files({_path(item) for item in session.items}
+                                 | {str(module.__file__) for module in config_modules(session)})
+                for change in state.changes():
+                    report("", 0, change)
+
+            @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+            def pytest_runtest_call(self, item):
+                __tracebackhide__ = True  # the failure shows what was refused, not this plugin's code
+                for change in state.changes():
+                    report("", 0, change)
+                why = genuine.problem(item, item.nodeid, _path(item)) if isinstance(item, Function) else None
+                if why:
+                    report("", 0, f"{item.nodeid}: {why}")
+                    raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
+                yield
+                for change in state.changes():
+                    report("", 0, change)
 
         return Plugin()
 
@@ -109,6 +142,38 @@ class Watch:
                                  f"implements the pytest hook {getattr(caller, 'name', '?')}")
         for change in changed_since(self._before, self._judge):
             self._report("", 0, change)
+        for change in self.state.changes():
+            self._report("", 0, change)
+        outside = [(name, module) for name, module in list(sys.modules.items())
+                   if not str(getattr(module, "__file__", None) or "").startswith(self._tree)]
+        for change in agent_values(outside, self._judge, {name: copy for name, _, copy in self._before}):
+            self._report("", 0, change)
+
+
+def protected_names():
+    """Top-level module names the agent does not own: the standard library's and the venv's."""
+    import sysconfig
+
+    names = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+    for key in ("purelib", "platlib"):
+        try:
+            entries = os.listdir(sysconfig.get_paths()[key])
+        except OSError:
+            continue
+        names.update(entry.split(".", 1)[0] for entry in entries
+                     if not entry.endswith((".dist-info", ".egg-info", ".pth", ".egg-link")))
+    return names
+
+
+def _path(item):
+    """The file of a collected test (`fspath` before pytest 7)."""
+    return str(getattr(item, "path", None) or item.fspath)
+
+
+def config_modules(session):
+    """The conftest modules pytest loaded in `session`."""
+    return [plugin for plugin in session.config.pluginmanager.get_plugins()
+            if isinstance(plugin, types.ModuleType) and str(getattr(plugin, "__file__", "")).endswith("conftest.py")]
 
 
 def _keeper():
@@ -124,9 +189,13 @@ def snapshot(also=()):
     little."""
     state = []
     for name, module in list(sys.modules.items()):
-        if module is None or (name.split(".", 1)[0] not in GUARDED and name not in also):
+        if not issubclass(type(module), types.ModuleType):
             continue
-        namespace = vars(module)
+        namespace = types.ModuleType.__dict__["__dict__"].__get__(module)  # never the module class's own lookup
+        if name.split(".", 1)[0] not in GUARDED and name not in also:
+            state.append((name, None, dict(namespace)))  # compared by agent_values (see minidebug_modules)
+            classes_in(name, state[-1][2])
+            continue
         state.append((name, namespace, dict(namespace)))
         for attribute, value in list(namespace.items()):
             if isinstance(value, type) and value.__dict__.get("__module__") == name:
@@ -139,6 +208,8 @@ def changed_since(before, judge):
     made the change: an attribute whose value is no longer the same object, or a class attribute added."""
     missing, changed = object(), []
     for name, live, copy in before:
+        if live is None:
+            continue
         for key, value in copy.items():
             now = live.get(key, missing)
             if now is not value and _from_untrusted_code(now, judge):
@@ -222,14 +293,16 @@ def _reporter(send, findings, tree):
     return report
 
 
-def _hook(judge, report, fd, protected):
+def _hook(judge, report, fd, protected, genuine, tree):
     """The audit hook. Everything it calls is bound here, before any code of the project runs."""
     events, frame_attributes, guarded = dict(_EVENTS), frozenset(_FRAME_ATTRIBUTES), frozenset(GUARDED)
     defaults = frozenset(("__defaults__", "__kwdefaults__"))
     looked_through = tuple("/" + name for name in _LOOKED_THROUGH)
     getframe, is_instance, length, type_of, failure = sys._getframe, isinstance, len, type, Exception
-    function_type = types.FunctionType
+    function_type, code_type, module_type = types.FunctionType, types.CodeType, types.ModuleType
     class_dict = type.__dict__["__dict__"].__get__
+    module_dict = types.ModuleType.__dict__["__dict__"].__get__
+    tree_prefix, modules = tree.rstrip("/") + "/", sys.modules
     no_bytecode, exists = (sys.pycache_prefix or "\0").rstrip("/") + "/", os.path.exists
     fd_paths = (f"/proc/self/fd/{fd}", f"/dev/fd/{fd}", f"/proc/thread-self/fd/{fd}")
     busy = []
@@ -276,9 +349,19 @@ def _hook(judge, report, fd, protected):
                 if not is_instance(module, str):
                     return None
                 top, last = module.split(".", 1)[0], module.rsplit(".", 1)[-1]
+                qualname = f"{module}.{class_dict(target).get('__qualname__')}"
                 if top in guarded or last.startswith("test") or last.endswith("_test") or last == "conftest":
-                    return text.format(name=name, target=f"the class {module}.{class_dict(target).get('__qualname__')}")
+                    return text.format(name=name, target=f"the class {qualname}")
+                owner = modules.get(module)
+                if not is_instance(owner, module_type):
+                    return None
+                filename = module_dict(owner).get("__file__")
+                if filename is None or (is_instance(filename, str) and not filename.startswith(tree_prefix)
+                                        and judge(filename) is False):  # the standard library's or the venv's
+                    return text.format(name=name, target=f"the class {qualname}"), "caller"
                 return None
+            if name == "__class__" and is_instance(target, module_type):
+                return text.format(name=name, target=f"the module {module_dict(target).get('__name__')}")
             if type_of(target) is function_type and name == "__code__":
                 return text.format(name="__code__", target="a function (its code replaced)")
             return None
@@ -294,6 +377,15 @@ def _hook(judge, report, fd, protected):
                     return text.format(name=f"bytecode written during the run ({path.rsplit('/', 1)[-1]})")
             return None
         return text
+
+    def genuine_exec(code, frame):
+        """A trusted loader runs the module code of a file of the tree that nothing untrusted wrote: its
+        namespace and code are the file's own (see minidebug_identity)."""
+        untrusted, _, importing = verdict(frame.f_code)
+        if judge(code.co_filename) is False and (untrusted is False or importing):
+            namespace = namespace_of_exec(frame, code)
+            if namespace is not None:
+                genuine.record(code, namespace)
 
     def hook(event, args):
         if event == "object.__getattr__":
@@ -312,6 +404,18 @@ def _hook(judge, report, fd, protected):
                     return
         entry = events.get(event)
         if entry is None:
+            if event == "exec" and not busy:
+                code = args[0] if args else None
+                if type_of(code) is code_type and code.co_name == "<module>" \
+                        and code.co_filename.startswith(tree_prefix):
+                    busy.append(1)
+                    try:
+                        genuine_exec(code, getframe(1))
+                    except failure:
+                        pass
+                    finally:
+                        busy.clear()
+                return
             if event[:7] != "ctypes.":
                 return
             entry = ("caller", f"uses ctypes ({event})")
@@ -328,6 +432,8 @@ def _hook(judge, report, fd, protected):
             what = described(event, args, text)
             if what is None:
                 return
+            if type_of(what) is tuple:
+                what, policy = what
             frame = cause(getframe(1), policy)
             if frame is None:
                 return

@@ -6,7 +6,9 @@ outcomes against the counted test ids (see counted.py).
 
 from __future__ import annotations
 
+import os
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -22,6 +24,7 @@ from .evaltree import (EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, LaidAhead, copy_pr
 from .ids import file_of_test, match_outcomes
 from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
 from .ahead import files_to_compile
+from .timing import padding
 from .warm import WarmEval, learn_modules, learned_modules, learned_yet
 
 
@@ -101,10 +104,11 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
     and the scratch folder go in `eval_dir` (an eval room's, see eval_room.py; default the episode's folder),
     where the pristine tree may have been laid `ahead`.
 
-    A task with hidden files runs twice: the scored run in the full tree, whose output is never shown, and a
-    run of the same command in a tree without the hidden files, whose output is the one the agent sees. So
-    nothing the code under test prints, raises or copies can carry a hidden file's content into the
-    observation; of the hidden tests only their outcome counts are shown, never their names.
+    A task with hidden files runs twice: first a run of the same command in a tree without the hidden files,
+    whose output is the one the agent sees, then the scored run in the full tree, whose output is never shown
+    and whose duration is padded to a bucket (see `padding`). So nothing the code under test prints, raises
+    or copies can carry a hidden file's content into the observation, and its timing at most a few bits; of
+    the hidden tests only their outcome counts are shown, never their names.
     """
     task, notes = workspace.task, list(notes)
     restored = workspace.restore_readonly()
@@ -125,14 +129,17 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
         if ahead is not None:
             ahead.wait()  # its copy ends before the folder is emptied
         learn_from_pristine(workspace, timeout, confinement, eval_dir)
-    run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, ahead=ahead)
     if not hidden_files:
+        run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, ahead=ahead)
         return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     shown_dir = Path(tempfile.mkdtemp(prefix="shown-", dir=eval_dir))  # nothing of the scored run's folders
-    try:
+    try:  # first, so that no program of the shown run starts after the scored run and can time it
         shown, _ = _run(workspace, harness, timeout, confinement, None, shown_dir, without=hidden_files)
     finally:
         remove_tree(shown_dir)
+    started = time.monotonic()
+    run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, ahead=ahead)
+    time.sleep(padding(time.monotonic() - started, timeout))
     result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown, workspace)
 
@@ -187,12 +194,14 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
     is cut from the output."""
     task, learned = workspace.task, learned_modules(workspace.prepared.entry)
     with eval_tree(workspace, harness, folder, without, ahead) as (tree, tree_notes, laid):
-        static = _static_findings(workspace, tree, laid)
+        created = _created(workspace, laid)
+        static = _static_findings(workspace, tree, laid, created)
         scratch = empty_folder(folder, EVAL_SCRATCH)  # a name that the tree's path is not a prefix of
         try:
             run = run_pytest(task.eval_command, tree, scratch, venv=workspace.venv, drivers=workspace.drivers,
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
-                             agent_files=tuple(laid), warm=warm, learned=learned,
+                             agent_files=tuple(laid), agent_created=created,
+                             warm=warm, learned=learned,
                              project_pytest=is_pytest(workspace.prepared.eval_base))
         finally:
             empty_folder(folder, EVAL_SCRATCH)
@@ -200,11 +209,24 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
                    suspicious=static + run.suspicious), tree_notes
 
 
-def _static_findings(workspace: Workspace, tree: Path, laid: list[str]) -> tuple[str, ...]:
+def _created(workspace: Workspace, laid: list[str]) -> tuple[str, ...]:
+    """The files in `laid` that the task's base does not have, and their folders it does not have either."""
+    base, created = workspace.prepared.eval_base, set()
+    for rel in laid:
+        path = PurePosixPath(rel)
+        if not os.path.lexists(base / rel):
+            created.add(rel)
+            created.update(str(folder) for folder in path.parents
+                           if str(folder) != "." and not os.path.lexists(base / folder))
+    return tuple(sorted(created))
+
+
+def _static_findings(workspace: Workspace, tree: Path, laid: list[str], created: tuple[str, ...]) -> tuple[str, ...]:
     """What the agent's changes to Python files show of reaching into the runner (see forgery.py), read
-    from the eval tree before anything ran there."""
-    found: list[str] = []
+    from the eval tree before anything ran there, and its new paths named like modules it does not own."""
     own = ("src/_pytest/", "_pytest/", "src/pytest/", "pytest/") if is_pytest(workspace.prepared.eval_base) else ()
+    found = forgery.shadowing_files([rel for rel in created if not rel.startswith(own)],
+                                    forgery.protected_names(workspace.venv))
     for rel in laid:
         if rel.endswith(".py") and not rel.startswith(own):  # pytest's own files import its internals
             after, before = read_entry(tree, rel), read_entry(workspace.prepared.eval_base, rel)

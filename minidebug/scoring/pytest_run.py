@@ -74,12 +74,15 @@ def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]
 
 def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
                confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
-               agent_files: tuple[str, ...] = (), warm: WarmEval | None = None,
+               agent_files: tuple[str, ...] = (), agent_created: tuple[str, ...] = (),
+               warm: WarmEval | None = None,
                learned: list[str] = (), learn: bool = False, collect_only: bool = False,
                project_pytest: bool = False) -> PytestRun:
     """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:
     forked from `warm` where given and able (see warm.py), else in a fresh interpreter.
-    `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched.
+    `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched;
+    `agent_created` (files and folders not in the task's base) are never imported under a name that another
+    module has (see minidebug_shadow).
     `learned` names the venv modules the task's tests load, imported with pytest (see warm.py); with `learn`
     the run reports the venv modules it loaded (`venv_modules`), to be learned.
     `collect_only`: list the tests (`collected`), run none. `project_pytest`: the project is pytest itself
@@ -108,8 +111,11 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         settings = {"nonce": nonce, "sys_path": sys_path, "project_pytest": project_pytest,
                     "child_path": sys_path if source_layout or project_pytest else [],
                     "pycache": NO_BYTECODE, "preload": list(preload), "learned": list(learned),
-                    "learn": learn, "agent_files": [str(tree / rel) for rel in agent_files], **runner}
-        host.sendall(json.dumps(settings).encode() + b"\n")
+                    "learn": learn, "agent_files": [str(tree / rel) for rel in agent_files],
+                    "agent_created": [str(tree / rel) for rel in agent_created], **runner}
+        # From a thread: the settings may be larger than the socket's buffer (thousands of the agent's files),
+        # and the driver reads them only once it runs. Closing the socket below ends a send nobody reads.
+        threading.Thread(target=_send_all, args=(host, json.dumps(settings).encode() + b"\n"), daemon=True).start()
         received: list[bytes] = []
         reader = threading.Thread(target=_read_all, args=(host, received), daemon=True)
         reader.start()
@@ -147,6 +153,13 @@ def _pairs(value: object) -> tuple[tuple[str, str], ...]:
     items = value if isinstance(value, list) else []
     return tuple((item[0], item[1]) for item in items if isinstance(item, list) and len(item) == 2
                  and isinstance(item[0], str) and isinstance(item[1], str))
+
+
+def _send_all(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.sendall(data)
+    except OSError:  # the run ended (or never started) without reading it all
+        pass
 
 
 def _read_all(sock: socket.socket, into: list[bytes]) -> None:

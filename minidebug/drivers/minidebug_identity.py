@@ -1,0 +1,168 @@
+"""What a counted test calls is the task's own code, as its file defines it.
+
+The watch (see minidebug_watch) tells `Genuine` each time a trusted loader (importlib's, pytest's assertion
+rewriter) runs the code compiled from a file of the tree that nothing of the agent's wrote: the namespace that
+code ran in is the file's genuine namespace, and each code object compiled with it is the file's. Before each
+test's call, `Genuine.problem` resolves the test's node id in that namespace (a function at module level, or
+a method found through its class's bases, as it was bound at the file's first test) and requires that pytest
+is about to call exactly that: a plain function compiled from that file (or from another of the task's),
+running in that file's genuine namespace, bound to an instance of the genuine class for a method, and for a
+test the file defines with `def` under its own name, not another function the file defines by name. A wrapper from a trusted file (a
+decorator of the venv's) is looked through by its `__wrapped__`. Whatever else an attribute lookup, a module
+of another class, a replaced `sys.modules` entry or a made-up function produced is a failure of the test and
+a finding. Nothing here calls code of the project: attributes are read through the types' own descriptors.
+"""
+
+import os
+import types
+
+_FUNCTION, _METHOD, _CODE = types.FunctionType, types.MethodType, types.CodeType
+_WRAPPERS = (staticmethod, classmethod)
+_class_dict = type.__dict__["__dict__"].__get__
+_mro = type.__dict__["__mro__"].__get__
+_module_dict = types.ModuleType.__dict__["__dict__"].__get__
+_OPTIMIZED = 0x1  # CO_OPTIMIZED: a function's code, not a class body's
+
+
+def namespace_of_exec(frame, code):
+    """The globals that `code` is being run in, from the frame of the loader that called exec(): importlib's
+    `_call_with_frames_removed(exec, code, namespace)` or a loader's `exec(code, module.__dict__)`; None when
+    neither is found."""
+    for value in frame.f_locals.values():
+        if type(value) is tuple and len(value) >= 2 and value[0] is code and type(value[1]) is dict:
+            return value[1]
+    for value in frame.f_locals.values():
+        if issubclass(type(value), types.ModuleType):
+            namespace = _module_dict(value)
+            if namespace.get("__file__") == code.co_filename:
+                return namespace
+    return None
+
+
+def _qualnames(code, prefix, into):
+    """Every code object nested in `code`, keyed by id: (code, its qualified name)."""
+    for const in code.co_consts:
+        if type(const) is _CODE:
+            name = getattr(const, "co_qualname", prefix + const.co_name)
+            into[id(const)] = (const, name)
+            _qualnames(const, name + (".<locals>." if const.co_flags & _OPTIMIZED else "."), into)
+
+
+class Genuine:
+    """The genuine namespaces and code of the tree's files, and the check of what a test calls."""
+
+    def __init__(self, judge):
+        """`judge(filename)`: True for an untrusted file (see minidebug_watch), False for a trusted one."""
+        self._judge = judge
+        self._namespaces = {}  # real path -> [namespace]: the globals its code ran in
+        self._codes = {}  # id(code) -> (code, real path, qualified name)
+        self._defined = {}  # real path -> qualified names of the functions the file defines
+        self._bindings = {}  # (real path, names) -> (owner class or None, value), at the file's first test
+        self._clean = {}  # id(class) -> (class, None or why its bases hold code of the agent's)
+        self._real = {}
+
+    def real(self, path):
+        found = self._real.get(path)
+        if found is None:
+            found = self._real[path] = os.path.realpath(path)
+        return found
+
+    def record(self, code, namespace):
+        """The module code `code`, compiled from its file, runs in `namespace`."""
+        path = self.real(code.co_filename)
+        self._namespaces.setdefault(path, []).append(namespace)
+        found = {}
+        _qualnames(code, "", found)
+        for key, (nested, name) in found.items():
+            self._codes[key] = (nested, path, name)
+        self._defined.setdefault(path, set()).update(name for nested, name in found.values()
+                                                     if nested.co_flags & _OPTIMIZED)
+
+    def problem(self, item, nodeid, path):
+        """Why what pytest is about to call for test `item` (its node id, its file) is not the task's test
+        as its file defines it; None when it is."""
+        path = self.real(path)
+        namespaces = self._namespaces.get(path)
+        if not namespaces:
+            return "no code compiled from its file ran (something else stood in for the test module)"
+        names = tuple(nodeid.split("[", 1)[0].split("::")[1:])
+        if not names:
+            return None
+        key = (path, names)
+        binding = self._bindings.get(key)
+        if binding is None:
+            binding = self._bindings[key] = _resolve(namespaces[0], names)
+        owner, expected = binding
+        if expected is None:
+            return f"its file defines nothing named {'.'.join(names)}"
+        try:
+            called = item.obj
+        except Exception as exc:  # what pytest would call cannot even be found
+            return f"what it calls could not be found ({type(exc).__name__})"
+        if type(called) is _METHOD:
+            instance, called = called.__self__, called.__func__
+            if owner is None or type(instance) is not owner:
+                return "it is called on an instance of another class than the one its file defines"
+        elif owner is not None and getattr(item, "cls", None) is not owner:
+            return "its class is not the one its file defines"
+        if owner is not None:
+            why = self._class_problem(owner)
+            if why:
+                return why
+        if type(expected) in _WRAPPERS:
+            expected = expected.__func__
+        if called is not expected:
+            return "what pytest calls is not the function its file binds to that name"
+        return self._function_problem(called, path, ".".join(names))
+
+    def _function_problem(self, function, path, qualname):
+        for _ in range(16):
+            if type(function) is not _FUNCTION:
+                return f"it calls a {type(function).__name__}, not a function compiled from the task's files"
+            code = function.__code__
+            entry = self._codes.get(id(code))
+            if entry is not None and entry[0] is code:
+                _, where, name = entry
+                if not any(namespace is function.__globals__ for namespace in self._namespaces.get(where, ())):
+                    return "its function runs in another namespace than its file's"
+                if where == path and name != qualname and "<locals>" not in name \
+                        and qualname in self._defined.get(path, ()):  # another test of the file, not a wrapper
+                    return f"it calls the file's {name}, not its {qualname}"
+                return None
+            if self._judge(code.co_filename) is not False:
+                return f"it calls code of {code.co_filename.rsplit('/', 1)[-1]}, not the task's test"
+            wrapped = function.__dict__.get("__wrapped__") if type(function.__dict__) is dict else None
+            if wrapped is None:
+                return None  # a trusted file's function (a decorator's wrapper) bound under the test's name
+            function = wrapped
+        return "its wrappers go on too deep"
+
+    def _class_problem(self, owner):
+        entry = self._clean.get(id(owner))
+        if entry is None or entry[0] is not owner:
+            entry = self._clean[id(owner)] = (owner, self._untrusted_in(owner))
+        return entry[1]
+
+    def _untrusted_in(self, owner):
+        for klass in _mro(owner):
+            for name, value in _class_dict(klass).items():
+                if type(value) in _WRAPPERS:
+                    value = value.__func__
+                if type(value) is _FUNCTION and self._judge(value.__code__.co_filename) is not False:
+                    return f"its class's {name} comes from {value.__code__.co_filename.rsplit('/', 1)[-1]}"
+        return None
+
+
+def _resolve(namespace, names):
+    """(the class that owns the last name or None, the value bound to the last name) in `namespace`."""
+    owner, value = None, namespace.get(names[0])
+    for name in names[1:]:
+        if not issubclass(type(value), type):
+            return None, None
+        owner, value = value, None
+        for klass in _mro(owner):
+            found = _class_dict(klass).get(name)
+            if found is not None:
+                value = found
+                break
+    return owner, value

@@ -1,0 +1,167 @@
+"""The state of the modules the agent does not own, and of the import system, checked at each test's call.
+
+`ModuleState` keeps `sys.modules`, `sys.meta_path`, `sys.path_hooks`, `builtins.__import__` and the
+path finders' methods as trusted code left them, and `changes()` (run before each test's call and after it,
+see minidebug_watch) says what code of the agent's put there since: a `sys.modules` entry of a module the
+agent does not own replaced by, or a new entry under a name of the standard library's or the venv's holding,
+an object of the agent's (a module of a class of its own, or whose namespace holds its functions or classes);
+a finder or path hook of the agent's; another `__import__`. `agent_values` (after the run, for every module
+of the standard library or the venv) finds the functions and classes of the agent's bound in them. A change
+that trusted code made (a test's `monkeypatch` of `sys.modules`, a plugin's finder) is not a finding.
+"""
+
+import builtins
+import operator
+import sys
+import types
+from importlib import machinery
+
+_module_dict = types.ModuleType.__dict__["__dict__"].__get__
+_class_dict = type.__dict__["__dict__"].__get__
+_MODULE, _FUNCTION, _METHOD = types.ModuleType, types.FunctionType, types.MethodType
+
+
+def _is(value, kinds):
+    """isinstance() by the object's real type: `isinstance` also asks the object's `__class__`, which an
+    object (a lazy one of Django's, or one of the agent's) may compute by running code."""
+    return issubclass(type(value), kinds)
+
+
+def agent_code(value, judge):
+    """Whether `value` is a function, method, property or class whose code is in an untrusted file (`judge`,
+    see minidebug_watch), or an instance of such a class. Plain data is not."""
+    for _ in range(4):  # unwrap bound methods, static and class methods, properties
+        if _is(value, (staticmethod, classmethod)) or type(value) is _METHOD:
+            value = value.__func__
+        elif _is(value, property):
+            value = value.fget or value.fset
+    if type(value) is _FUNCTION:
+        return judge(value.__code__.co_filename) is True  # generated code (`<string>`) is nobody's here
+    klass = value if _is(value, type) else type(value)
+    module = sys.modules.get(_class_dict(klass).get("__module__"))
+    filename = _module_dict(module).get("__file__") if _is(module, _MODULE) else None
+    return type(filename) is str and judge(filename) is True
+
+
+def agent_module(value, judge):
+    """Whether `value`, put where a module belongs, is the agent's: of a class of its own, or a module whose
+    namespace holds functions or classes of the agent's."""
+    if agent_code(value, judge):
+        return True
+    if not _is(value, _MODULE):
+        return False
+    return any(agent_code(item, judge) for item in list(_module_dict(value).values())
+               if type(item) is _FUNCTION or _is(item, type))
+
+
+class ModuleState:
+    """What code of the agent's changed of the modules and the import system since the last check."""
+
+    def __init__(self, judge, protected_names, tree):
+        """`protected_names`: top-level names the agent does not own (the standard library's, the venv's);
+        `tree`: the eval tree, whose modules other than the task's (see `start`) are the agent's."""
+        self._judge, self._protected = judge, frozenset(protected_names)
+        self._tree = tree.rstrip("/") + "/"
+        self._import = builtins.__import__
+        self._finders = (machinery.PathFinder.__dict__["find_spec"], machinery.FileFinder.__dict__["find_spec"])
+        self._keys, self._values, self._count = (), (), 0
+        self._meta, self._hooks = (), ()
+        self._task_files = frozenset()
+
+    def start(self):
+        """Take the state to compare with (before any code of the project runs)."""
+        modules = sys.modules
+        self._keys, self._values, self._count = tuple(modules), tuple(modules.values()), len(modules)
+        self._meta, self._hooks = tuple(sys.meta_path), tuple(sys.path_hooks)
+        self._finders = (machinery.PathFinder.__dict__["find_spec"], machinery.FileFinder.__dict__["find_spec"])
+
+    def task_files(self, paths):
+        """The files of the tree that are the task's (its test modules and conftest files): their modules'
+        entries are not the agent's to replace."""
+        self._task_files = frozenset(paths)
+
+    def _agents(self, module):
+        """Whether `module` was loaded from a file of the tree that is not the task's (the project's code)."""
+        if not _is(module, _MODULE):
+            return False
+        filename = _module_dict(module).get("__file__")
+        return type(filename) is str and filename.startswith(self._tree) and filename not in self._task_files
+
+    def changes(self):
+        """What changed since the last check, as findings (the state checked becomes the new reference)."""
+        found = []
+        modules, is_ = sys.modules, operator.is_
+        if len(modules) != self._count or not all(map(is_, self._values, map(modules.get, self._keys))):
+            found += self._modules_changed(modules)
+        if not (len(sys.meta_path) == len(self._meta) and all(map(is_, sys.meta_path, self._meta))):
+            found += [f"sys.meta_path holds a finder of the agent's ({type(finder).__name__})"
+                      for finder in sys.meta_path if not any(finder is old for old in self._meta)
+                      and agent_code(finder, self._judge)]
+            self._meta = tuple(sys.meta_path)
+        if not (len(sys.path_hooks) == len(self._hooks) and all(map(is_, sys.path_hooks, self._hooks))):
+            found += ["sys.path_hooks holds a hook of the agent's" for hook in sys.path_hooks
+                      if not any(hook is old for old in self._hooks) and agent_code(hook, self._judge)]
+            self._hooks = tuple(sys.path_hooks)
+        if builtins.__import__ is not self._import and agent_code(builtins.__import__, self._judge):
+            found.append("builtins.__import__ was replaced")
+        finders = (machinery.PathFinder.__dict__.get("find_spec"), machinery.FileFinder.__dict__.get("find_spec"))
+        if any(now is not then for now, then in zip(finders, self._finders)):
+            found.append("importlib's path finders were replaced")
+        return found
+
+    def _modules_changed(self, modules):
+        found, before = [], dict(zip(self._keys, self._values))
+        for name, value in list(modules.items()):
+            old = before.get(name, before)
+            if old is value or self._agents(old):
+                continue
+            if old is before and name.split(".", 1)[0] not in self._protected:
+                continue  # a new module of a name the agent may own
+            if agent_module(value, self._judge):
+                found.append(f"sys.modules[{name!r}] was {'replaced' if old is not before else 'set'} "
+                             "with an object of the agent's")
+        self._keys, self._values, self._count = tuple(modules), tuple(modules.values()), len(modules)
+        return found
+
+
+_CLASSES = {}  # id(a namespace copy) -> (the copy, its classes): found once, in a warm interpreter before it forks
+
+
+def classes_in(name, copy):
+    """[(id, (where, class))] for the classes bound in `copy`, a copy of module `name`'s namespace that no one
+    changes (see minidebug_watch.snapshot)."""
+    found = _CLASSES.get(id(copy))
+    if found is None or found[0] is not copy:
+        found = _CLASSES[id(copy)] = (copy, [(id(value), (f"{name}.{key}", value)) for key, value in copy.items()
+                                             if _is(value, type)])
+    return found[1]
+
+
+def agent_values(modules, judge, before):
+    """Functions and classes of the agent's bound in the namespaces of `modules` (name -> module, each of the
+    standard library's or the venv's), or in those of the classes bound there, that were not bound there in
+    `before` (name -> namespace copy). (Python audits no change of a module's or class's attribute but the
+    special ones, so this finds after the run what stayed.)"""
+    found, classes, function, is_instance = [], {}, _FUNCTION, _is
+    for name, module in modules:
+        if name == "sys" or not is_instance(module, _MODULE):
+            continue
+        copy, namespace = before.get(name, {}), _module_dict(module)
+        if len(namespace) == len(copy) and all(map(operator.is_, list(namespace.values()), copy.values())):
+            classes.update(classes_in(name, copy))
+            continue
+        for key, value in list(namespace.items()):
+            if copy.get(key, copy) is value:
+                if is_instance(value, type):
+                    classes.setdefault(id(value), (f"{name}.{key}", value))
+            elif (type(value) is function or is_instance(value, type)) and agent_code(value, judge):
+                found.append(f"{name}.{key} was set to code of the agent's during the run")
+    namespaces = [(where, _class_dict(klass)) for where, klass in classes.values()]
+    filenames = {item.__code__.co_filename for _, namespace in namespaces for item in list(namespace.values())
+                 if type(item) is function}
+    agents = {filename for filename in filenames if judge(filename) is True}
+    if agents:
+        found += [f"{where}.{attribute} was set to code of the agent's during the run"
+                  for where, namespace in namespaces for attribute, item in list(namespace.items())
+                  if type(item) is function and item.__code__.co_filename in agents]
+    return found
