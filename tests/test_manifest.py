@@ -167,18 +167,19 @@ def test_a_forked_child_does_not_take_its_parents_events(tree):
 
 
 @pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")
-def test_under_landlock_touching_the_shared_venv_rebuilds_nothing(make_env, task_dir):
-    """Landlock has no rule for file times: a program can `touch` the venv it may only read. That alone must
-    not make the venv be rebuilt (under every episode that uses it), nor count as tampering."""
+def test_under_landlock_touching_the_shared_venv_is_refused_and_rebuilds_nothing(make_env, task_dir):
+    """Landlock has no rule for file times; the seccomp filter refuses setting them, so `touch` cannot mark
+    the venv that other episodes share. The attempt makes the venv neither rebuilt nor counted as tampered."""
     calc = task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc")
     env = make_env(calc, bash=True, sandbox="landlock")
     env.reset()
     venv = env.workspace.venv
     site = next(venv.glob("lib/python*/site-packages"))
-    built = (site / "pluggy" / "__init__.py").stat().st_ino
+    built = (site / "pluggy" / "__init__.py").stat()
     observation = env.step({"name": "bash", "arguments": {
         "command": f"touch {site}/pluggy/__init__.py {site} && echo touched; echo x >> {site}/pluggy/__init__.py"}})[0]
-    assert "touched" in observation and "denied" in observation, observation
+    assert "touched" not in observation and "Operation not permitted" in observation, observation
+    assert (site / "pluggy" / "__init__.py").stat().st_mtime_ns == built.st_mtime_ns
     observation, reward, _, _, info = env.step({"name": "eval"})
     assert reward == 0.5 and "tampered" not in info and "rebuilt" not in observation, observation
-    assert (site / "pluggy" / "__init__.py").stat().st_ino == built  # the same venv, not a new one
+    assert (site / "pluggy" / "__init__.py").stat().st_ino == built.st_ino  # the same venv, not a new one

@@ -26,8 +26,11 @@ processes there. Under bwrap, whose PID namespace holds a program's processes to
 only those.
 
 Landlock does not cover a file's mode, owner or times, so a program could change those of any file its
-user owns (every file, for root): under Landlock `chmod` and `chown` in all their forms fail with EPERM
-too, and so does setting a file's times to anything but now (`os.utime(path)` and `touch` still work).
+user owns (every file, for root), the venv's that other episodes share among them, and pass bits to them
+that way: under Landlock `chmod` and `chown` in all their forms fail with EPERM too, and so does setting a
+file's times, to now or to anything else (`utime`, `utimes`, `futimesat`, `utimensat`: `os.utime` raises
+PermissionError, `touch` creates a file that does not exist yet but reports the error, and changes nothing of
+one that does).
 
 Under Landlock, which refuses TCP but not UDP or unix sockets named by a path, the filter also refuses
 `socket()` (EACCES) for every address family, so no program reaches anything outside by a socket it makes,
@@ -64,8 +67,8 @@ _OWNERSHIP = {"x86_64": (90, 91, 268, 452, 92, 93, 94, 260), "aarch64": (52, 53,
 _IOCTL = {"x86_64": 16, "aarch64": 29}
 _FILE_ATTRIBUTE_IOCTLS = (0x40086602, 0x40046602, 0x40087602, 0x40047602, 0x401C5820, 0x800C6613, 0xC0506617,
                           0x40806685)
-# (number, index of the times argument) of utime, utimes, futimesat, utimensat: refused unless it is NULL ("now")
-_SET_TIMES = {"x86_64": ((132, 1), (235, 1), (261, 2), (280, 2)), "aarch64": ((88, 2),)}
+# utime, utimes, futimesat, utimensat (arm64 has only the last)
+_SET_TIMES = {"x86_64": (132, 235, 261, 280), "aarch64": (88,)}
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: same audit arch, numbers from here up
 _LOAD_WORD, _JUMP_IF_EQUAL, _JUMP_IF_AT_LEAST, _RETURN = 0x20, 0x15, 0x35, 0x06
 _ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
@@ -99,13 +102,14 @@ def available() -> bool:
 class ProgramFilter:
     """The filter, built in the host; `apply()` runs in a child between fork and exec. With `keep_group`, it
     refuses `setsid` and `setpgid`; with `no_sockets`, `socket()`; with `no_ownership`, changing a file's
-    mode or owner, or setting its times to anything but now."""
+    mode, owner or times."""
 
     def __init__(self, keep_group: bool = True, no_sockets: bool = False, no_ownership: bool = False):
         machine = platform.machine()
         arch, setsid, setpgid, socket = _ARCHES[machine]
         refused = [(number, errno.EPERM) for number in _LEFT_BEHIND[machine] + _IO_URING]
-        refused += [(number, errno.EPERM) for number in _OWNERSHIP[machine]] if no_ownership else []
+        refused += [(number, errno.EPERM) for number in _OWNERSHIP[machine] + _SET_TIMES[machine]] \
+            if no_ownership else []
         refused += [(setsid, errno.EPERM), (setpgid, errno.EPERM)] if keep_group else []
         refused += [(socket, errno.EACCES)] if no_sockets else []
         # A jump's offsets count the instructions it skips.
@@ -121,17 +125,6 @@ class ProgramFilter:
             code += [(_JUMP_IF_EQUAL, 0, 1, number), (_RETURN, 0, 0, _ERRNO | error)]
         for number, conditions in _SELF_ONLY[machine]:
             code += _self_only(number, conditions)
-        for number, index in _SET_TIMES[machine] if no_ownership else ():
-            low = 16 + 8 * index  # seccomp_data.args[index], little-endian: its low word, then its high word
-            code += [
-                (_JUMP_IF_EQUAL, 0, 6, number),
-                (_LOAD_WORD, 0, 0, low),
-                (_JUMP_IF_EQUAL, 0, 2, 0),
-                (_LOAD_WORD, 0, 0, low + 4),
-                (_JUMP_IF_EQUAL, 1, 0, 0),
-                (_RETURN, 0, 0, _ERRNO | errno.EPERM),  # times given
-                (_RETURN, 0, 0, _ALLOW),                # NULL: now
-            ]
         requests = len(_FILE_ATTRIBUTE_IOCTLS)
         code += [(_JUMP_IF_EQUAL, 0, requests + 3, _IOCTL[machine]),
                  (_LOAD_WORD, 0, 0, 24)]  # seccomp_data.args[1], the request (the kernel reads 32 bits of it)

@@ -1,0 +1,132 @@
+"""Red team: no channel outside the score. Nothing a program sets on a file another program can read (its
+times, mode, owner, extended attributes) survives into that program's view, within an episode or across two
+episodes that share a venv; and the scored run of a task with hidden files comes after the shown one, its
+duration padded to a bucket.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from minidebug.scoring.timing import buckets, padding
+from tests.conftest import CALC, CALC_PATCH, CALC_TOML
+from tests.test_redteam import bash, evaluate, needs_bwrap, needs_landlock
+
+SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), pytest.param("landlock", marks=needs_landlock)]
+
+# Tries every way to mark the venv's files, and prints what each call did.
+SENDER = r"""
+import json, os, sys
+files = [os.path.join(sys.prefix, "pyvenv.cfg"), os.__file__.replace(sys.base_prefix, sys.prefix)]
+files += [os.path.join(sys.prefix, "bin", name) for name in sorted(os.listdir(os.path.join(sys.prefix, "bin")))[:5]]
+done = {}
+for path in files:
+    for name, call in [("utime now", lambda: os.utime(path)),
+                       ("utime past", lambda: os.utime(path, ns=(10**9, 10**9))),
+                       ("futimens", lambda: os.utime(os.open(path, os.O_RDONLY), None)),
+                       ("chmod", lambda: os.chmod(path, 0o600)),
+                       ("setxattr", lambda: os.setxattr(path, "user.bit", b"1"))]:
+        try:
+            call()
+            done[f"{name} {os.path.basename(path)}"] = "done"
+        except OSError as exc:
+            done[f"{name} {os.path.basename(path)}"] = exc.__class__.__name__
+print("SENT", json.dumps(done))
+"""
+
+# What another program sees of the same files: mtime, ctime, mode, size, extended attributes, many times.
+RECEIVER = r"""
+import json, os, sys, time
+files = [os.path.join(sys.prefix, "pyvenv.cfg")]
+files += [os.path.join(sys.prefix, "bin", name) for name in sorted(os.listdir(os.path.join(sys.prefix, "bin")))[:5]]
+seen = set()
+end = time.time() + float(sys.argv[1])
+while True:
+    for path in files:
+        info = os.stat(path, follow_symlinks=False)
+        try:
+            attributes = tuple(os.listxattr(path, follow_symlinks=False))
+        except OSError:
+            attributes = ()
+        seen.add((path, info.st_mtime_ns, info.st_ctime_ns, info.st_mode, info.st_size, attributes))
+    if time.time() > end:
+        break
+    time.sleep(0.02)
+print("SEEN", len(seen), len(files))
+"""
+
+
+def run_python(env, script, *args):
+    command = "python - " + " ".join(args) + " <<'EOF'\n" + script + "\nEOF"
+    return bash(env, command)
+
+
+@pytest.fixture
+def two_tasks(task_dir):
+    """Two tasks with the same requirements, so their episodes share one venv."""
+    return (task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc"),
+            task_dir({**CALC, "extra.py": "X = 1\n"}, CALC_TOML, CALC_PATCH, name="calc2"))
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_no_program_marks_a_file_of_the_shared_venv(make_env, two_tasks, sandbox):
+    sender, receiver = (make_env(task, bash=True, sandbox=sandbox) for task in two_tasks)
+    sender.reset()
+    receiver.reset()
+    assert sender.workspace.venv == receiver.workspace.venv
+    seen: list[str] = []
+    watching = threading.Thread(target=lambda: seen.append(run_python(receiver, RECEIVER, "3")))
+    watching.start()
+    time.sleep(0.5)
+    sent = run_python(sender, SENDER)
+    watching.join()
+    done = json.loads(sent.split("SENT ", 1)[1].splitlines()[0])
+    assert "done" not in done.values(), done
+    counts = seen[0].split("SEEN ", 1)[1].split()
+    assert counts[0] == counts[1], seen[0]  # one view per file, all the time
+
+
+@needs_landlock
+def test_under_landlock_touch_creates_a_file_and_says_it_cannot_set_times(make_env, two_tasks):
+    env = make_env(two_tasks[0], bash=True, sandbox="landlock")
+    env.reset()
+    out = bash(env, "touch new.txt; echo code=$?; ls new.txt; touch calc.py; echo code=$?")
+    assert "code=1" in out and "new.txt" in out and "Operation not permitted" in out, out
+
+
+def test_a_scored_run_seems_to_last_a_whole_bucket():
+    for timeout in (4, 60, 600):
+        lasts = {round(elapsed + padding(elapsed, timeout), 6) for elapsed in
+                 [i / 100 for i in range(1, 100 * (timeout + 10), 7)]}
+        assert len(lasts) <= buckets(timeout), (timeout, sorted(lasts))
+        assert all(padding(elapsed, timeout) >= 0 for elapsed in (0.0, 0.3, timeout, timeout + 50))
+    assert buckets(60) == 9
+
+
+HIDDEN_TOML = CALC_TOML + 'hidden = ["test_hidden.py"]\n'
+
+
+def test_the_shown_run_comes_before_the_scored_one(make_env, task_dir, tmp_path):
+    """Each run appends its kind and start time to a file outside the trees (no sandbox, so it can): the
+    shown run (no hidden file) comes first."""
+    log = tmp_path / "runs.log"
+    files = {**CALC,
+             "test_hidden.py": "def test_hidden():\n    assert True\n",
+             "conftest.py": f"""\
+                import os, time
+                def pytest_sessionstart(session):
+                    kind = "scored" if os.path.exists("test_hidden.py") else "shown"
+                    with open({str(log)!r}, "a") as out:
+                        out.write(kind + " " + repr(time.monotonic()) + "\\n")
+                """}
+    env = make_env(task_dir(files, HIDDEN_TOML, CALC_PATCH, name="hidden"), sandbox=None)
+    env.reset()
+    started = time.monotonic()
+    evaluate(env)
+    runs = [line.split() for line in log.read_text().splitlines()]
+    assert [kind for kind, _ in runs][-2:] == ["shown", "scored"], runs
+    assert started <= float(runs[-2][1]) <= float(runs[-1][1])
