@@ -35,8 +35,10 @@ import gc, os, sys
 sys.path.insert(0, sys.argv[1])
 import pytest
 from minidebug_watch import Watch
-watch = Watch(lambda finding: print("finding:", finding), -1, os.getcwd(), []) if sys.argv[2] == "watch" else None
-plugins = [watch.plugin()] if watch else []
+watch = Watch(lambda finding: print("finding:", finding), -1, os.getcwd(), []) if sys.argv[2] != "plain" else None
+plugins = watch.plugins() if watch else []
+if sys.argv[2] == "unchecked":  # the watch without its checks of each test's call (minidebug_calls)
+    plugins = plugins[:1]
 gc.freeze()  # as the eval driver does before the run
 code = pytest.main(["-q", "-p", "no:cacheprovider"], plugins=plugins)
 if watch:
@@ -53,6 +55,14 @@ CALLS = {
 }
 
 
+# A test module of 2,000 tests (half of them methods of a class): what the checks at each test's call cost.
+MANY = {
+    "test_many.py": "".join(f"def test_{i}():\n    assert {i} + 1 > {i}\n\n\n" for i in range(1000))
+                    + "class TestMany:\n" + "".join(f"    def test_{i}(self):\n        assert {i} >= 0\n\n"
+                                                    for i in range(1000)),
+}
+
+
 def watch_rows(env, runs: int) -> list:
     """The forgery watch's cost: the same pytest.main with and without it, interleaved, on the task's tests
     and on a test that calls project code 10,000 times."""
@@ -61,11 +71,12 @@ def watch_rows(env, runs: int) -> list:
     try:
         script = work / "run.py"
         script.write_text(WATCHED_RUN)
-        task_tree, calls_tree = work / "tree", work / "calls"
+        task_tree, calls_tree, many_tree = work / "tree", work / "calls", work / "many"
         shutil.copytree(ws.prepared.eval_base, task_tree, symlinks=True)
-        calls_tree.mkdir()
-        for name, text in CALLS.items():
-            (calls_tree / name).write_text(text)
+        for tree, files in ((calls_tree, CALLS), (many_tree, MANY)):
+            tree.mkdir()
+            for name, text in files.items():
+                (tree / name).write_text(text)
         venv_env = process.episode_environ(ws.venv, ws.home, ws.tmp)
         python = str(ws.venv / "bin" / "python")
         rows = []
@@ -79,6 +90,15 @@ def watch_rows(env, runs: int) -> list:
                                                         cwd=tree, env=venv_env, capture_output=True), 1)
             rows.append(row(f"pytest run with the forgery watch, {label}", watched, "the same run without it",
                             plain))
+        checked, unchecked = [], []
+        for _ in range(runs):
+            run = [python, "-B", str(script), str(ws.drivers)]
+            unchecked += timed(lambda: subprocess.run(run + ["unchecked"], cwd=many_tree, env=venv_env,
+                                                      capture_output=True), 1)
+            checked += timed(lambda: subprocess.run(run + ["watch"], cwd=many_tree, env=venv_env,
+                                                    capture_output=True), 1)
+        rows.append(row("pytest run with the watch, 2,000 tests", checked,
+                        "the same run without the checks at each test's call", unchecked))
         return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -6,7 +6,9 @@ duration padded to a bucket.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import threading
 import time
 
@@ -130,3 +132,52 @@ def test_the_shown_run_comes_before_the_scored_one(make_env, task_dir, tmp_path)
     runs = [line.split() for line in log.read_text().splitlines()]
     assert [kind for kind, _ in runs][-2:] == ["shown", "scored"], runs
     assert started <= float(runs[-2][1]) <= float(runs[-1][1])
+
+
+# Every way we know for one program to tell another something through a file both may only read: its locks,
+# watches on it, and whether its pages are cached (evicted by one, probed by the other).
+SHARED_FILE_PROBE = r"""
+import ctypes, errno, fcntl, mmap, os, subprocess, sys
+path = os.path.join(sys.prefix, "pyvenv.cfg")
+found = {}
+fd = os.open(path, os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+other = subprocess.run([sys.executable, "-c", f"import fcntl, os; fcntl.flock(os.open({path!r}, os.O_RDONLY), "
+                        "fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')"], capture_output=True, text=True)
+found["flock"] = other.stdout.strip() or other.stderr.strip()[-60:]
+fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+found["lockf"] = "no-op"
+try:
+    fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)  # F_SETLEASE
+    found["lease"] = "taken"
+except OSError as exc:
+    found["lease"] = errno.errorcode[exc.errno]
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+found["fadvise"] = "no-op"
+try:
+    os.preadv(fd, [bytearray(16)], 0, os.RWF_NOWAIT)
+    found["nowait"] = "read"
+except OSError as exc:
+    found["nowait"] = errno.errorcode[exc.errno]
+libc = ctypes.CDLL(None, use_errno=True)
+found["inotify"] = "made" if libc.inotify_init1(0) >= 0 else errno.errorcode[ctypes.get_errno()]
+found["fanotify"] = "made" if libc.fanotify_init(0, 0) >= 0 else errno.errorcode[ctypes.get_errno()]
+page = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+page.madvise(21)  # MADV_PAGEOUT
+found["madvise"] = "no-op"
+print("FOUND", found)
+"""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_no_lock_watch_or_page_cache_state_of_a_shared_file_carries_a_bit(make_env, two_tasks, sandbox):
+    env = make_env(two_tasks[0], bash=True, sandbox=sandbox)
+    env.reset()
+    venv_file = env.workspace.venv / "pyvenv.cfg"
+    out = run_python(env, SHARED_FILE_PROBE)
+    found = eval(out.split("FOUND ", 1)[1].splitlines()[0])  # a dict literal the probe printed
+    assert found == {"flock": "free", "lockf": "no-op", "lease": "EPERM", "fadvise": "no-op",
+                     "nowait": errno.errorcode[errno.EOPNOTSUPP],
+                     "inotify": "ENOSYS", "fanotify": "ENOSYS", "madvise": "no-op"}, out
+    with open(venv_file, "rb") as read:  # still in the page cache: the program's DONTNEED and PAGEOUT did nothing
+        assert os.preadv(read.fileno(), [bytearray(16)], 0, os.RWF_NOWAIT) > 0

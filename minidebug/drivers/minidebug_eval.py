@@ -191,7 +191,7 @@ def run(fd, settings):
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
                   unittest_runner.GUARDED if unittest_runner else (),
                   None if unittest_runner else _WARM_STATE.pop() if _WARM_STATE else None)
-    checks = watch.plugin()
+    checks = watch.plugins()
     tree = os.getcwd()
     _drop_shadowed(sorted(_LEARNED_LOADED | set(learned)),
                    settings["sys_path"] + [tree, os.path.join(tree, "src")])
@@ -210,7 +210,7 @@ def run(fd, settings):
         if unittest_runner:
             code = unittest_runner.run_script(os.path.join(tree, script), settings["args"])
         else:
-            code = pytest.main(settings["args"], plugins=[checks, plugin])
+            code = pytest.main(settings["args"], plugins=[*checks, plugin])  # the recorder last: outermost
     finally:
         try:
             watch.finish()

@@ -27,7 +27,7 @@ import sys
 import types
 
 from minidebug_identity import Genuine, namespace_of_exec
-from minidebug_modules import ModuleState, agent_values, classes_in
+from minidebug_modules import ModuleState, agent_code, agent_values, classes_in
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -83,21 +83,20 @@ class Watch:
         report channel)."""
         self._protected.update(functions)
 
-    def plugin(self):
-        """A pytest plugin object that learns the run's plugin manager as pytest configures (before any code
-        of the agent's is imported), so that `finish` can check where every hook implementation comes from.
-        Code under test can reach this object through pytest; what it holds lets it reach nothing of the
-        watch: the manager is kept in a generator's frame, which only the first value sent sets."""
-        import pytest
+    def plugins(self):
+        """The pytest plugin objects of the watch: one that learns the run's plugin manager as pytest
+        configures (before any code of the agent's is imported), so that `finish` can check where every hook
+        implementation comes from, and the module state once the tests are collected; and the checks of each
+        test's call (see minidebug_calls). Code under test can reach these objects through pytest; what they
+        hold lets it reach nothing of the watch: the manager is kept in a generator's frame, which only the
+        first value sent sets."""
         from _pytest.python import Function
+        from minidebug_calls import plugin
 
         keeper = _keeper()
         next(keeper)
         self._keeper = keeper
-        genuine, state, report = self.genuine, self.state, self._report
-
-        class NotTheTasksTest(Exception):
-            """What pytest was about to call is not the task's test as its file defines it."""
+        state, report = self.state, self._report
 
         class Plugin:
             def pytest_configure(self, config):
@@ -109,20 +108,9 @@ class Watch:
                 for change in state.changes():
                     report("", 0, change)
 
-            @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-            def pytest_runtest_call(self, item):
-                __tracebackhide__ = True  # the failure shows what was refused, not this plugin's code
-                for change in state.changes():
-                    report("", 0, change)
-                why = genuine.problem(item, item.nodeid, _path(item)) if isinstance(item, Function) else None
-                if why:
-                    report("", 0, f"{item.nodeid}: {why}")
-                    raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
-                yield
-                for change in state.changes():
-                    report("", 0, change)
-
-        return Plugin()
+        judge = self._judge
+        return [Plugin(), plugin(self.genuine, state, lambda finding: report("", 0, finding), Function, _path,
+                                 lambda value: agent_code(value, judge))]
 
     def finish(self):
         """The after-run checks: hook implementations and the state of pytest, pluggy, builtins and the driver."""

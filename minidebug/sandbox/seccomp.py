@@ -1,6 +1,7 @@
 """A seccomp filter that keeps a program in the process group it was started in (and, under Landlock, off
 the network), and lets it leave nothing for a later program where no folder minidebug empties holds it:
-no System V IPC object, POSIX message queue, key, extended attribute or file flag.
+no System V IPC object, POSIX message queue, key, extended attribute or file flag; nor tell another
+program anything through a file both may read (its locks, watches, cached pages).
 
 Where no PID namespace (bwrap) or pids cgroup holds an episode's processes together, killing the process
 group is what ends them, so a program must not leave it: `setsid` and `setpgid` fail with EPERM for it and
@@ -31,6 +32,18 @@ that way: under Landlock `chmod` and `chown` in all their forms fail with EPERM 
 file's times, to now or to anything else (`utime`, `utimes`, `futimesat`, `utimensat`: `os.utime` raises
 PermissionError, `touch` creates a file that does not exist yet but reports the error, and changes nothing of
 one that does).
+
+Programs of two episodes (or an eval's scored run and a later program) share files they may only read: the
+venv, the interpreter, the system's. Nothing of such a file may carry a bit from one to the other, so for
+every program a lock is a no-op that succeeds (`flock`, and `fcntl`'s F_SETLK, F_SETLKW and their OFD forms:
+one program's lock is never another's to see, nor, then, its own second process's), leases and directory
+notices fail with EPERM (`fcntl` F_SETLEASE, F_NOTIFY), there are no watches (`inotify_init`,
+`inotify_init1`, `inotify_add_watch`, `fanotify_init`, `fanotify_mark`: ENOSYS, as on a kernel without
+them), and no program evicts a file's pages from the page cache or asks which are cached (`posix_fadvise`
+DONTNEED and NOREUSE, `madvise` MADV_COLD and MADV_PAGEOUT are no-ops that succeed; `mincore` and `cachestat`
+fail with ENOSYS; `preadv2` and `pwritev2` with RWF_NOWAIT fail with EOPNOTSUPP). What is left is timing:
+a program can read a file no one has read for long and so bring it into the cache, which a later read by
+another is faster for, once per file until memory pressure evicts it.
 
 Under Landlock, which refuses TCP but not UDP or unix sockets named by a path, the filter also refuses
 `socket()` (EACCES) for every address family, so no program reaches anything outside by a socket it makes,
@@ -69,8 +82,25 @@ _FILE_ATTRIBUTE_IOCTLS = (0x40086602, 0x40046602, 0x40087602, 0x40047602, 0x401C
                           0x40806685)
 # utime, utimes, futimesat, utimensat (arm64 has only the last)
 _SET_TIMES = {"x86_64": (132, 235, 261, 280), "aarch64": (88,)}
+# Calls by which one program could tell another something through a file both may read (see the docstring):
+# flock (a no-op that succeeds); inotify_init, inotify_init1, inotify_add_watch, fanotify_init, fanotify_mark,
+# mincore, cachestat (ENOSYS, as on a kernel without them)
+_FLOCK = {"x86_64": 73, "aarch64": 32}
+_WATCHES = {"x86_64": (253, 294, 254, 300, 301, 27, 451), "aarch64": (26, 27, 262, 263, 232, 451)}
+# (number, argument index, [(values, errno)]): the argument's values that fail with errno (0: a no-op that
+# succeeds). fcntl: F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW a no-op, F_SETLEASE and F_NOTIFY EPERM;
+# fadvise64: POSIX_FADV_DONTNEED, POSIX_FADV_NOREUSE a no-op; madvise: MADV_COLD, MADV_PAGEOUT a no-op.
+_ARGUMENT_RULES = {
+    "x86_64": ((72, 1, [((6, 7, 37, 38), 0), ((1024, 1026), errno.EPERM)]), (221, 3, [((4, 5), 0)]),
+               (28, 2, [((20, 21), 0)])),
+    "aarch64": ((25, 1, [((6, 7, 37, 38), 0), ((1024, 1026), errno.EPERM)]), (223, 3, [((4, 5), 0)]),
+                (233, 2, [((20, 21), 0)])),
+}
+# preadv2, pwritev2 with RWF_NOWAIT (which tells whether a file's pages are cached): EOPNOTSUPP
+_NOWAIT = {"x86_64": (327, 328), "aarch64": (286, 287)}
+_RWF_NOWAIT = 0x08
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: same audit arch, numbers from here up
-_LOAD_WORD, _JUMP_IF_EQUAL, _JUMP_IF_AT_LEAST, _RETURN = 0x20, 0x15, 0x35, 0x06
+_LOAD_WORD, _JUMP_IF_EQUAL, _JUMP_IF_AT_LEAST, _JUMP_IF_SET, _RETURN = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
@@ -85,6 +115,19 @@ def _self_only(number: int, conditions: tuple[tuple[int, int], ...]) -> list[tup
         code += [(_LOAD_WORD, 0, 0, low), (_JUMP_IF_EQUAL, 0, size - at - 2, value),
                  (_LOAD_WORD, 0, 0, low + 4), (_JUMP_IF_EQUAL, 0, size - at - 4, 0)]
     return code + [(_RETURN, 0, 0, _ALLOW), (_RETURN, 0, 0, _ERRNO | errno.EPERM)]
+
+
+def _argument_rule(number: int, index: int, tests: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Instructions that, for syscall `number`, return `_ERRNO | error` where its argument `index` (the low
+    word) passes one of `tests` ((jump opcode, value, error): equal to the value, or with its bits set), and
+    allow it otherwise."""
+    count = len(tests)
+    code = [(_JUMP_IF_EQUAL, 0, 2 * count + 2, number), (_LOAD_WORD, 0, 0, 16 + 8 * index)]
+    for opcode, value, _ in tests:  # a hit jumps `count` instructions on: past the later tests and ALLOW, to
+        code.append((opcode, count, 0, value))  # the earlier tests' returns and then its own
+    code.append((_RETURN, 0, 0, _ALLOW))
+    code += [(_RETURN, 0, 0, _ERRNO | error) for _, _, error in tests]
+    return code
 
 
 class _Instruction(ctypes.Structure):
@@ -112,6 +155,7 @@ class ProgramFilter:
             if no_ownership else []
         refused += [(setsid, errno.EPERM), (setpgid, errno.EPERM)] if keep_group else []
         refused += [(socket, errno.EACCES)] if no_sockets else []
+        refused += [(_FLOCK[machine], 0)] + [(number, errno.ENOSYS) for number in _WATCHES[machine]]
         # A jump's offsets count the instructions it skips.
         code = [
             (_LOAD_WORD, 0, 0, 4),                    # the syscall's architecture
@@ -125,6 +169,11 @@ class ProgramFilter:
             code += [(_JUMP_IF_EQUAL, 0, 1, number), (_RETURN, 0, 0, _ERRNO | error)]
         for number, conditions in _SELF_ONLY[machine]:
             code += _self_only(number, conditions)
+        for number, index, rules in _ARGUMENT_RULES[machine]:
+            code += _argument_rule(number, index, [(_JUMP_IF_EQUAL, value, error) for values, error in rules
+                                                   for value in values])
+        for number in _NOWAIT[machine]:
+            code += _argument_rule(number, 5, [(_JUMP_IF_SET, _RWF_NOWAIT, errno.EOPNOTSUPP)])
         requests = len(_FILE_ATTRIBUTE_IOCTLS)
         code += [(_JUMP_IF_EQUAL, 0, requests + 3, _IOCTL[machine]),
                  (_LOAD_WORD, 0, 0, 24)]  # seccomp_data.args[1], the request (the kernel reads 32 bits of it)

@@ -1,0 +1,98 @@
+"""The eval driver's pytest plugin for each test's call: what is called is the task's test, and it is called.
+
+Around each test's call (`pytest_runtest_call`, outermost but for the recorder's), before it: the modules
+the agent does not own and the import system are as trusted code left them (see minidebug_modules); the
+classes pytest runs the item through (`type(item).__mro__`: `Function.runtest`, its `obj`, ...) are as they
+were at the first test; and what pytest is about to call is the task's test as its file defines it (see
+minidebug_identity). Around the call of the function itself (`pytest_pyfunc_call`, where pytest's own
+implementation calls it), the same identity is checked again and whether it returned normally is noted.
+After the call: a plain test function (not a unittest case, which unittest calls) that was never called that
+way, or that raised while the call phase did not, counts as a failure, and so does any check above that
+fails; each is a finding.
+"""
+
+import operator
+
+_class_dict = type.__dict__["__dict__"].__get__
+_mro = type.__dict__["__mro__"].__get__
+
+
+class NotTheTasksTest(Exception):
+    """What pytest ran for a counted test is not the task's test, called as its file defines it."""
+
+
+def plugin(genuine, state, report, function_type, path_of, agents):
+    """The plugin object. `genuine`: minidebug_identity.Genuine; `state`: minidebug_modules.ModuleState;
+    `report(finding)`; `function_type`: pytest's Function item class; `path_of(item)`: an item's file;
+    `agents(value)`: whether a value is code of the agent's (see minidebug_modules.agent_code)."""
+    import pytest
+
+    called, classes, is_ = {}, {}, operator.is_  # id(item) -> whether its function returned normally
+
+    def problem(item):
+        return genuine.problem(item, item.nodeid, path_of(item)) if isinstance(item, function_type) else None
+
+    def changed_classes(item_class, nodeid):
+        """The classes of `item_class` (its bases included) given an attribute of the agent's code since last
+        seen here (pytest sets some itself as it configures: `Node.fspath`)."""
+        found = []
+        for klass in _mro(item_class):
+            namespace = _class_dict(klass)
+            entry = classes.get(id(klass))
+            if entry is not None and entry[0] is klass and len(entry[1]) == len(namespace) \
+                    and all(map(is_, entry[2], map(namespace.get, entry[1]))):
+                continue
+            before = dict(zip(entry[1], entry[2])) if entry is not None and entry[0] is klass else namespace
+            if any(before.get(key, before) is not value and agents(value) for key, value in list(namespace.items())):
+                found.append(f"pytest's class {klass.__qualname__} was changed: {nodeid} may not run as written")
+            classes[id(klass)] = (klass, tuple(namespace), tuple(namespace.values()))
+        return found
+
+    def fail(outcome, why):
+        error = NotTheTasksTest(f"minidebug: {why}")
+        force = getattr(outcome, "force_exception", None)  # pluggy >= 1.1; older ones take a raise here
+        if force is None:
+            raise error
+        force(error)
+
+    changed_classes(function_type, "")  # pytest's test function items, as before the project is imported
+
+    class Calls:
+        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+        def pytest_runtest_call(self, item):
+            __tracebackhide__ = True  # the failure shows what was refused, not this plugin's code
+            findings = state.changes() + changed_classes(type(item), item.nodeid)
+            why = problem(item)
+            if why:
+                findings.append(f"{item.nodeid}: {why}")
+            for finding in findings:
+                report(finding)
+            if why:
+                raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
+            called.pop(id(item), None)
+            outcome = yield
+            for finding in state.changes():
+                report(finding)
+            returned = called.pop(id(item), None)
+            if not isinstance(item, function_type) or type(item).__name__ == "TestCaseFunction":
+                return
+            if returned is None:
+                why = f"{item.nodeid}: its function was never called by pytest's own call of it"
+            elif returned is False and outcome.excinfo is None:
+                why = f"{item.nodeid}: its function raised, yet its call did not"
+            else:
+                return
+            report(why)
+            fail(outcome, why)
+
+        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+        def pytest_pyfunc_call(self, pyfuncitem):
+            __tracebackhide__ = True
+            why = problem(pyfuncitem)
+            if why:
+                report(f"{pyfuncitem.nodeid}: {why}")
+                raise NotTheTasksTest(f"minidebug: {pyfuncitem.nodeid} is not run: {why}")
+            outcome = yield
+            called[id(pyfuncitem)] = called.get(id(pyfuncitem), True) and outcome.excinfo is None
+
+    return Calls()
