@@ -247,28 +247,32 @@ class Fraction:
 """
 
 
-@settings(max_examples=20, deadline=None, database=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(name=st.sampled_from(["test_calc", "fractions", "decimal", "_pytest", "pluggy", "conftest"]),
-       form=st.sampled_from(["module", "package", "namespace"]),
-       place=st.sampled_from(["root", "sub"]))
-def test_no_shadowing_path_changes_the_score(make_env, task_dir, name, form, place):
+@pytest.mark.parametrize("examples", [10, pytest.param(60, marks=pytest.mark.slow)])
+def test_no_shadowing_path_changes_the_score(make_env, task_dir, examples):
     """Whatever the name (the test module's, the standard library's, the venv's), the form (module, package,
     namespace portion) and the folder (the root, or one the project puts first on sys.path), the unfixed
-    project scores what it earns: test_mul alone."""
+    project scores what it earns: test_mul alone. (`-m slow` tries more.)"""
     task = task_dir(FRACTIONS_TEST, CALC_TOML, CALC_PATCH, name="shadows")
-    env = make_env(task, sandbox=None)
-    env.reset()
-    folder = "" if place == "root" else "sub/"
-    rel = {"module": f"{folder}{name}.py", "package": f"{folder}{name}/__init__.py",
-           "namespace": f"{folder}{name}/Fraction.py"}[form]
-    observation = env.step({"name": "edit", "arguments": {"path": rel, "start": 1, "end": 0,
-                                                          "new_code": STAND_IN_FOR_ANYTHING}})[0]
-    if place == "sub":
-        prepend_to_calc(env, "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), 'sub'))")
-    reward, observation, info = evaluate(env)
-    assert reward <= UNFIXED, (rel, observation)
-    env.close()
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(name=st.sampled_from(["test_calc", "fractions"]),  # what the tests import (pytest, then they)
+           form=st.sampled_from(["module", "package", "namespace"]),
+           place=st.sampled_from(["root", "sub"]))
+    def shadow(name, form, place):
+        env = make_env(task, sandbox=None)
+        env.reset()
+        folder = "" if place == "root" else "sub/"
+        rel = {"module": f"{folder}{name}.py", "package": f"{folder}{name}/__init__.py",
+               "namespace": f"{folder}{name}/Fraction.py"}[form]
+        env.step({"name": "edit", "arguments": {"path": rel, "start": 1, "end": 0, "new_code": STAND_IN_FOR_ANYTHING}})
+        if place == "sub":
+            prepend_to_calc(env, "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), 'sub'))")
+        reward, observation, _ = evaluate(env)
+        assert reward <= UNFIXED, (rel, observation)
+        env.close()
+
+    shadow()
 
 
 # Tests written the ways real suites write them, each passing once `add` is fixed: none may be refused.
@@ -381,7 +385,7 @@ def test_thousands_of_new_files_with_long_names_still_score(make_env, calc):
     env.reset()
     name = "a_rather_long_folder_name_" * 3
     bash(env, f"mkdir -p {name} && python -c \"[open('{name}/f%d_with_a_long_name.py' % i, 'w').close() "
-              "for i in range(4000)]\"")
+              "for i in range(2500)]\"")
     reward, observation, _ = evaluate(env)
     assert reward == UNFIXED, observation
 

@@ -7,7 +7,7 @@ on, a program that starts after it can only tell which of `buckets(timeout)` dur
 from __future__ import annotations
 
 SHORTEST_BUCKET = 0.25  # seconds: the scored run of a task with hidden files lasts one of 0.25 s, 0.5 s, 1 s, ...
-KILL_GRACE = 10.0  # seconds past its timeout that a run's end (its kill, its report) may take, in the last bucket
+KILL_GRACE = 2.0  # seconds past its timeout that a run's end (its kill, its report) may take, in the last bucket
 
 
 def padding(elapsed: float, timeout: float) -> float:
