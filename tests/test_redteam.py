@@ -263,7 +263,7 @@ def test_code_under_eval_that_prints_or_raises_a_hidden_test_shows_nothing_of_it
     _, reward, observation, info = eval_with_a_hidden_test(make_env, task_dir, SHOUTING, sandbox=sandbox)
     assert info["max_score"] == 3 and info["score"] == 1, observation
     assert "10, 5" not in observation and "test_hidden" not in observation, observation
-    assert "hidden tests (outcomes only): 1 failed" in observation, observation
+    assert "hidden tests (outcomes only): 1 not passed" in observation, observation
     assert "FAILED test_calc.py::test_add" in observation  # the visible tests' failures are shown as usual
 
 
@@ -621,8 +621,8 @@ def test_a_hidden_test_that_does_not_count_is_not_named_either(make_env, task_di
     env = make_env(task)
     env.reset()
     reward, observation, info = evaluate(env)
-    assert reward == UNFIXED and "1 test(s) not counted" in observation, observation
-    assert "test_hidden" not in observation and "(a hidden test)" in observation, observation
+    assert reward == UNFIXED and "test_hidden" not in observation, observation
+    assert "not counted" not in observation, observation  # the scored run's outcomes tell no more than the score
 
 
 FORGED_DRIVER = """\

@@ -181,3 +181,30 @@ def test_no_lock_watch_or_page_cache_state_of_a_shared_file_carries_a_bit(make_e
                      "inotify": "ENOSYS", "fanotify": "ENOSYS", "madvise": "no-op"}, out
     with open(venv_file, "rb") as read:  # still in the page cache: the program's DONTNEED and PAGEOUT did nothing
         assert os.preadv(read.fileno(), [bytearray(16)], 0, os.RWF_NOWAIT) > 0
+
+
+def test_how_a_hidden_test_did_not_pass_is_not_told(make_env, task_dir):
+    """Skipped, xfailed, failed or not run: code under test chooses which, so the agent sees only "not passed"
+    (as many bits as the score carries), and no note of the scored run's outcomes."""
+    skipping = "import os\nimport pytest\n\nif os.path.exists('test_hidden.py'):\n    pytest.skip('x', allow_module_level=True)\n"
+    files = {**CALC, "test_hidden.py": "from calc import add\n\n\ndef test_hidden():\n    assert add(1, 1) == 2\n"}
+    env = make_env(task_dir(files, HIDDEN_TOML, CALC_PATCH, name="skips"), sandbox=None)
+    env.reset()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 1, "end": 0, "new_code": skipping}})
+    reward, observation, _ = evaluate(env)
+    assert "hidden tests (outcomes only): 1 not passed" in observation, observation
+    assert "skipped" not in observation.split("\n", 1)[0] and "did not run" not in observation, observation
+
+
+@needs_bwrap
+def test_under_bwrap_the_machines_counters_move_for_no_program(make_env, two_tasks):
+    """Looking up names that do not exist moves the machine's count of negative dentries, which any program
+    could read in /proc: under bwrap every program reads a frozen copy (and of /sys only the CPU folders)."""
+    sender, receiver = (make_env(task, bash=True, sandbox="bwrap") for task in two_tasks)
+    sender.reset()
+    receiver.reset()
+    read = "cut -f5 /proc/sys/fs/dentry-state; grep MemFree /proc/meminfo; ls /sys"
+    before = bash(receiver, read)
+    bash(sender, "python -c \"import os\nfor i in range(30000):\n    os.path.exists('/usr/lib/no-such-%d' % i)\"")
+    assert bash(receiver, read) == before
+    assert before.split()[-2:] == ["devices", "fs"], before

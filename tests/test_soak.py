@@ -1,5 +1,7 @@
 """A short soak: many resets and many make/close cycles leak nothing (the long one is benchmarks/soak.py)."""
 
+import pytest
+
 import minidebug
 from minidebug.run.soak import snapshot
 
@@ -16,7 +18,9 @@ def snapshot_settled(env, bare):
     return snapshot(bare)
 
 
-def test_reset_edit_eval_cycles_and_make_close_cycles_leak_nothing(calc_task, cache_dir):
+@pytest.mark.parametrize("cycles", [12, pytest.param(30, marks=pytest.mark.slow)])
+def test_reset_edit_eval_cycles_and_make_close_cycles_leak_nothing(calc_task, cache_dir, cycles):
+    """(`-m slow` runs more cycles.)"""
     with minidebug.make(calc_task, cache_dir=cache_dir, max_steps=10**6) as env:
         env.reset()
         bare = env.workspace.prepared.bare_repo
@@ -29,14 +33,14 @@ def test_reset_edit_eval_cycles_and_make_close_cycles_leak_nothing(calc_task, ca
 
         cycle(0)
         before = snapshot_settled(env, bare)
-        for i in range(30):
+        for i in range(cycles):
             cycle(i)
         during = snapshot_settled(env, bare)
     for _ in range(3):
         with minidebug.make(calc_task, cache_dir=cache_dir) as env:
             env.reset()
     settled = snapshot(bare)
-    for _ in range(15):
+    for _ in range(cycles // 2):
         with minidebug.make(calc_task, cache_dir=cache_dir) as env:
             env.reset()
             env.step({"name": "view", "arguments": {"path": "calc.py"}})

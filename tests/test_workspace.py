@@ -112,7 +112,7 @@ def test_hidden_files_are_absent_but_evaluated(make_env, task_dir):
     assert "hidden test ran" not in env.step({"name": "grep", "arguments": {"pattern": "hidden test"}})[0]
     observation, _, _, _, info = env.step({"name": "eval"})
     assert info["max_score"] == 3 and info["score"] == 1
-    assert "hidden tests (outcomes only): 1 failed" in observation
+    assert "hidden tests (outcomes only): 1 not passed" in observation
     assert "hidden test ran" not in observation and "secret" not in observation
     assert not (env.workspace.root / "secret_test.py").exists()  # taken away again after eval
 

@@ -1,11 +1,13 @@
 """The eval driver's pytest plugin for each test's call: what is called is the task's test, and it is called.
 
 Around each test's call (`pytest_runtest_call`, outermost but for the recorder's), before it: the modules
-the agent does not own and the import system are as trusted code left them (see minidebug_modules); the
+the agent does not own and the import system are as trusted code left them since the last test (see
+minidebug_modules; the watch checks once more after the run); the
 classes pytest runs the item through (`type(item).__mro__`: `Function.runtest`, its `obj`, ...) are as they
 were at the first test; and what pytest is about to call is the task's test as its file defines it (see
 minidebug_identity). Around the call of the function itself (`pytest_pyfunc_call`, where pytest's own
-implementation calls it), the same identity is checked again and whether it returned normally is noted.
+implementation calls it), the same identity is checked again (unless it is the very object just checked)
+and whether it returned normally is noted.
 After the call: a plain test function (not a unittest case, which unittest calls) that was never called that
 way, or that raised while the call phase did not, counts as a failure, and so does any check above that
 fails; each is a finding.
@@ -28,6 +30,7 @@ def plugin(genuine, state, report, function_type, path_of, agents):
     import pytest
 
     called, classes, is_ = {}, {}, operator.is_  # id(item) -> whether its function returned normally
+    checked = []  # the item whose call runs now, and what pytest was to call for it, as checked
 
     def problem(item):
         return genuine.problem(item, item.nodeid, path_of(item)) if isinstance(item, function_type) else None
@@ -70,9 +73,9 @@ def plugin(genuine, state, report, function_type, path_of, agents):
             if why:
                 raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
             called.pop(id(item), None)
+            checked[:] = [item, getattr(item, "obj", None)]
             outcome = yield
-            for finding in state.changes():
-                report(finding)
+            checked[:] = []
             returned = called.pop(id(item), None)
             if not isinstance(item, function_type) or type(item).__name__ == "TestCaseFunction":
                 return
@@ -88,7 +91,8 @@ def plugin(genuine, state, report, function_type, path_of, agents):
         @pytest.hookimpl(hookwrapper=True, tryfirst=True)
         def pytest_pyfunc_call(self, pyfuncitem):
             __tracebackhide__ = True
-            why = problem(pyfuncitem)
+            same = checked and checked[0] is pyfuncitem and checked[1] is pyfuncitem.obj  # as just checked
+            why = None if same else problem(pyfuncitem)
             if why:
                 report(f"{pyfuncitem.nodeid}: {why}")
                 raise NotTheTasksTest(f"minidebug: {pyfuncitem.nodeid} is not run: {why}")

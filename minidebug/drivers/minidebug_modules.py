@@ -63,7 +63,8 @@ class ModuleState:
         self._judge, self._protected = judge, frozenset(protected_names)
         self._tree = tree.rstrip("/") + "/"
         self._import = builtins.__import__
-        self._finders = (machinery.PathFinder.__dict__["find_spec"], machinery.FileFinder.__dict__["find_spec"])
+        self._finder_classes = (machinery.PathFinder.__dict__, machinery.FileFinder.__dict__)  # live views
+        self._finders = tuple(namespace["find_spec"] for namespace in self._finder_classes)
         self._keys, self._values, self._count = (), (), 0
         self._meta, self._hooks = (), ()
         self._task_files = frozenset()
@@ -73,7 +74,7 @@ class ModuleState:
         modules = sys.modules
         self._keys, self._values, self._count = tuple(modules), tuple(modules.values()), len(modules)
         self._meta, self._hooks = tuple(sys.meta_path), tuple(sys.path_hooks)
-        self._finders = (machinery.PathFinder.__dict__["find_spec"], machinery.FileFinder.__dict__["find_spec"])
+        self._finders = tuple(namespace["find_spec"] for namespace in self._finder_classes)
 
     def task_files(self, paths):
         """The files of the tree that are the task's (its test modules and conftest files): their modules'
@@ -104,8 +105,8 @@ class ModuleState:
             self._hooks = tuple(sys.path_hooks)
         if builtins.__import__ is not self._import and agent_code(builtins.__import__, self._judge):
             found.append("builtins.__import__ was replaced")
-        finders = (machinery.PathFinder.__dict__.get("find_spec"), machinery.FileFinder.__dict__.get("find_spec"))
-        if any(now is not then for now, then in zip(finders, self._finders)):
+        path_finder, file_finder = self._finder_classes
+        if path_finder.get("find_spec") is not self._finders[0] or file_finder.get("find_spec") is not self._finders[1]:
             found.append("importlib's path finders were replaced")
         return found
 

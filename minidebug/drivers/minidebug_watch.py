@@ -138,8 +138,17 @@ class Watch:
             self._report("", 0, change)
 
 
+_PROTECTED = []  # found once per interpreter (a warm one finds them before it forks: see snapshot)
+
+
 def protected_names():
     """Top-level module names the agent does not own: the standard library's and the venv's."""
+    if not _PROTECTED:
+        _PROTECTED.append(frozenset(_protected_names()))
+    return _PROTECTED[0]
+
+
+def _protected_names():
     import sysconfig
 
     names = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
@@ -176,6 +185,7 @@ def snapshot(also=()):
     define, each with a copy: [(name, live namespace, copy)]. Copies are made by C code, so taking one costs
     little."""
     state = []
+    protected_names()
     for name, module in list(sys.modules.items()):
         if not issubclass(type(module), types.ModuleType):
             continue

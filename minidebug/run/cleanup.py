@@ -12,6 +12,7 @@ from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from ..sandbox import reaper
 from ..scoring.eval_room import ROOM_PREFIX
 from ..store.removal import remove_tree
+from ..sandbox.counters import PREFIX as COUNTERS_PREFIX
 from ..sandbox.devices import PREFIX as DEVICES_PREFIX
 from ..sandbox.reaper import OWNER_FILE
 from ..workspace.worktree import EPISODE_PREFIX
@@ -67,7 +68,8 @@ def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run
 
     temp_dir = Path(temp_dir or tempfile.gettempdir()).resolve()  # the caller's; what is below it is not
     done = []
-    for episode_dir in sorted(path for prefix in (EPISODE_PREFIX, ROOM_PREFIX, DEVICES_PREFIX) for path in temp_dir.glob(f"{prefix}*")):
+    prefixes = (EPISODE_PREFIX, ROOM_PREFIX, DEVICES_PREFIX, COUNTERS_PREFIX)
+    for episode_dir in sorted(path for prefix in prefixes for path in temp_dir.glob(f"{prefix}*")):
         if not episode_dir_made_here(episode_dir) or owner_alive(episode_dir):
             continue
         pids = processes_inside(episode_dir)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import process, reaper, seccomp
+from .counters import FrozenCounters
 from .devices import PrivateDevices
 from .process import Completed
 
@@ -69,6 +70,7 @@ class Confinement:
         self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], object]] = {}
         self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
         self._devices: PrivateDevices | None | bool = None  # made at the first bwrap program run by root
+        self._counters: FrozenCounters | None = None  # made at the first bwrap program
         self._filter = None
         if seccomp.available():  # without a PID namespace (bwrap's) the group must hold
             self._filter = seccomp.ProgramFilter(keep_group=sandbox != "bwrap", no_sockets=sandbox == "landlock",
@@ -81,8 +83,10 @@ class Confinement:
             return list(argv)
         from .mounts import bwrap_command
 
+        if self._counters is None:
+            self._counters = FrozenCounters()
         return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv,
-                             devices=self._device_binds(), init=init)
+                             devices=self._device_binds(), counters=self._counters.bwrap_args(), init=init)
 
     def _device_binds(self) -> list[str]:
         """Run by root: bwrap's arguments that bind device nodes of this confinement's own over the host's
@@ -221,6 +225,9 @@ class Confinement:
         if isinstance(self._devices, PrivateDevices):
             self._devices.close()
         self._devices = None
+        if self._counters is not None:
+            self._counters.close()
+        self._counters = None
         for _, ruleset in self._rulesets.values():
             ruleset.close()
         self._rulesets.clear()

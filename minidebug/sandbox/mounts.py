@@ -1,7 +1,8 @@
 """What a program sees inside the sandbox: bwrap's mounts, and the Landlock ruleset that mirrors them.
 
 A program sees the system directories and its interpreter read-only (with that interpreter's own
-site-packages hidden, and /sys/fs/cgroup), the task's venv and minidebug's driver scripts read-only, the
+site-packages hidden; of /sys only the CPU folders, the rest counts for the whole machine what programs
+move), the task's venv and minidebug's driver scripts read-only, the
 folders it works in writable, and (under bwrap) a private `/tmp` and `/dev/shm` (the only other places it
 can write: the sandbox's root and `/dev` are read-only), no network and no capabilities.
 """
@@ -16,7 +17,8 @@ from pathlib import Path
 
 from ..errors import WorkspaceError
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+CPU_DIR = "/sys/devices/system/cpu"  # all of /sys a program sees: what `os.cpu_count()` and BLAS read
 BWRAP_USER = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
 """Every program runs in a user namespace of its own with no capabilities, root or not (bwrap run by root
 would otherwise hand them on: `open_by_handle_at` alone reaches any file of a mounted file system), and
@@ -28,21 +30,9 @@ def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path):
     from .landlock import Ruleset
 
     needed, hidden = interpreter_dirs(venv)
-    system = [Path(d) for d in SYSTEM_DIRS if d != "/sys"] + [Path("/proc")] + sys_without_cgroups()
+    system = [Path(d) for d in SYSTEM_DIRS] + [Path("/proc")] + [Path(CPU_DIR)] * os.path.isdir(CPU_DIR)
     read = system + [Path(d) for d in needed] + [venv, *readable]
     return Ruleset(read=read, write=writable, hide=[Path(d) for d in hidden], devices=[Path("/dev")])
-
-
-def sys_without_cgroups() -> list[Path]:
-    """/sys's folders less /sys/fs/cgroup, whose counters (a cgroup's failed forks, say) outlive the program
-    that moved them and would carry a message from one run to the next."""
-    def children(folder: Path) -> list[Path]:
-        try:
-            return sorted(folder.iterdir())
-        except OSError:
-            return []
-    return [top for top in children(Path("/sys")) if top.name != "fs"] + \
-        [child for child in children(Path("/sys/fs")) if child.name != "cgroup"]
 
 
 @lru_cache(maxsize=None)
@@ -96,9 +86,10 @@ def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path], cwd: Path,
-                  venv: Path, devices: list[str] = (), init: bool = False) -> list[str]:
+                  venv: Path, devices: list[str] = (), counters: list[str] = (), init: bool = False) -> list[str]:
     """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable;
-    `devices` the arguments that bind device nodes of the sandbox's own over `/dev`'s (see devices.py). With
+    `devices` the arguments that bind device nodes of the sandbox's own over `/dev`'s (see devices.py),
+    `counters` those that bind frozen copies over /proc's counters of the machine (see counters.py). With
     `init`, argv is the PID namespace's first process (`--as-pid-1`), for a program started without the
     seccomp filter that installs it in each process it forks (a warm interpreter): else bwrap's own init,
     unfiltered then, would share its runs' namespace, and they could trace it."""
@@ -112,10 +103,11 @@ def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path]
     command += ["--proc", "/proc"]
     for entry in proc_writable():  # what uid 0 could write there: the host's sysctls above all
         command += ["--ro-bind", entry, entry]
-    command += ["--dev", "/dev", *devices, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-                "--tmpfs", "/tmp"]
-    if os.path.isdir("/sys/fs/cgroup"):  # its counters outlive a program (see sys_without_cgroups)
-        command += ["--tmpfs", "/sys/fs/cgroup", "--remount-ro", "/sys/fs/cgroup"]
+    command += [*counters, "--dev", "/dev", *devices, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+                "--tmpfs", "/tmp", "--tmpfs", "/sys"]
+    if os.path.isdir(CPU_DIR):
+        command += ["--ro-bind", CPU_DIR, CPU_DIR]
+    command += ["--dir", "/sys/fs/cgroup", "--remount-ro", "/sys"]  # a cgroup's counters outlive a program
     needed, hidden = interpreter_dirs(venv)
     for folder in needed:
         if not any(folder == d or folder.startswith(d + "/") for d in SYSTEM_DIRS):

@@ -57,7 +57,7 @@ class EvalResult:
         counts: dict[str, int] = {}
         for outcome in self.tests.values():
             counts[outcome] = counts.get(outcome, 0) + 1
-        order = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "did not run")
+        order = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "did not run", "not passed")
         parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
         if self.collect_errors:
             parts.append(f"{self.collect_errors} collection error{'s' if self.collect_errors > 1 else ''}")
@@ -141,6 +141,7 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
     run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, ahead=ahead)
     time.sleep(padding(time.monotonic() - started, timeout))
     result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
+    result = replace(result, notes=result.notes[:len(notes) + len(tree_notes)])  # none of the scored outcomes'
     return _without_hidden_names(result, set(run.outcomes or {}) | set(run.collect_errors), shown, workspace)
 
 
@@ -238,10 +239,13 @@ def _static_findings(workspace: Workspace, tree: Path, laid: list[str], created:
 
 def _without_hidden_names(result: EvalResult, reported: set[str], shown: PytestRun,
                           workspace: Workspace) -> EvalResult:
-    """`result` with the visible run's output and findings, the names of hidden tests (counted, or only
-    `reported` by the scored run) cut from its notes, and the counted hidden tests' outcomes as counts.
-    Of the scored run's own findings only their presence is told: code under test chooses their text (a file
-    name given to compile()) and their number, so either could carry a hidden file's content."""
+    """`result` with the visible run's output, findings and collection errors, the names of hidden tests
+    (counted, or only `reported` by the scored run) cut from its notes, and of the counted tests' outcomes in
+    that run only "passed" or "not passed", with how many of the hidden ones passed (which of failed,
+    skipped, xfailed or not run would be the code under test's choice, beside the hidden files: a channel;
+    the visible tests' own outcomes are in the shown run's output). Of the scored
+    run's own findings only their presence is told: code under test chooses their text (a file name given to
+    compile()) and their number, so either could carry a hidden file's content."""
     folder = eval_command(workspace.task.eval_command).test_folder
     hidden = sorted((test for test in set(result.tests) | reported
                      if workspace.is_hidden(file_of_test(test, folder))), key=len, reverse=True)
@@ -250,12 +254,12 @@ def _without_hidden_names(result: EvalResult, reported: set[str], shown: PytestR
         for test in hidden:
             note = note.replace(test, "(a hidden test)")
         notes[i] = note
-    counts: dict[str, int] = {}
-    for test in hidden:
-        if test in result.tests:
-            counts[result.tests[test]] = counts.get(result.tests[test], 0) + 1
-    if counts:
-        notes.append("hidden tests (outcomes only): " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+    tests = {test: "passed" if outcome == "passed" else "not passed" for test, outcome in result.tests.items()}
+    counts = {outcome: sum(tests[test] == outcome for test in hidden if test in tests)
+              for outcome in ("passed", "not passed")}
+    if any(counts.values()):
+        notes.append("hidden tests (outcomes only): " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()
+                                                                  if n))
     stems = [PurePosixPath(file_of_test(test, folder)).stem for test in hidden]
     suspicious = []
     for finding in shown.suspicious:
@@ -265,4 +269,5 @@ def _without_hidden_names(result: EvalResult, reported: set[str], shown: PytestR
     if any(finding not in shown.suspicious for finding in result.suspicious):  # neither text nor count: a channel
         suspicious.append("signs that changed code reached into the test runner in the scored run, with the "
                           "task's hidden files (not shown, nor how many: that run's output is withheld)")
-    return replace(result, output=shown.output, notes=tuple(notes), suspicious=tuple(suspicious))
+    return replace(result, output=shown.output, notes=tuple(notes), suspicious=tuple(suspicious), tests=tests,
+                   collect_errors=len(shown.collect_errors))
