@@ -2,9 +2,9 @@
 
 Around each test's call (`pytest_runtest_call`, outermost but for the recorder's), before it: the modules
 the agent does not own and the import system are as trusted code left them since the last test (see
-minidebug_modules; the watch checks once more after the run); the
-classes pytest runs the item through (`type(item).__mro__`: `Function.runtest`, its `obj`, ...) are as they
-were at the first test; and what pytest is about to call is the task's test as its file defines it (see
+minidebug_modules; the watch checks once more after the run); at the first test of each file or class,
+the classes pytest runs the item through (`type(item).__mro__`: `Function.runtest`, its `obj`, ...) hold no
+code of the agent's; and what pytest is about to call is the task's test as its file defines it (see
 minidebug_identity). Around the call of the function itself (`pytest_pyfunc_call`, where pytest's own
 implementation calls it), the same identity is checked again (unless it is the very object just checked)
 and whether it returned normally is noted.
@@ -31,6 +31,7 @@ def plugin(genuine, state, report, function_type, path_of, agents):
 
     called, classes, is_ = {}, {}, operator.is_  # id(item) -> whether its function returned normally
     checked = []  # the item whose call runs now, and what pytest was to call for it, as checked
+    last = [None, None]  # the class and parent of the item whose classes were last checked
 
     def problem(item):
         return genuine.problem(item, item.nodeid, path_of(item)) if isinstance(item, function_type) else None
@@ -64,7 +65,10 @@ def plugin(genuine, state, report, function_type, path_of, agents):
         @pytest.hookimpl(hookwrapper=True, tryfirst=True)
         def pytest_runtest_call(self, item):
             __tracebackhide__ = True  # the failure shows what was refused, not this plugin's code
-            findings = state.changes() + changed_classes(type(item), item.nodeid)
+            findings = state.changes()
+            if type(item) is not last[0] or item.parent is not last[1]:  # a new class or file of tests
+                findings += changed_classes(type(item), item.nodeid)
+                last[:] = [type(item), item.parent]
             why = problem(item)
             if why:
                 findings.append(f"{item.nodeid}: {why}")

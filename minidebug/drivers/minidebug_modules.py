@@ -92,7 +92,7 @@ class ModuleState:
         """What changed since the last check, as findings (the state checked becomes the new reference)."""
         found = []
         modules, is_ = sys.modules, operator.is_
-        if len(modules) != self._count or not all(map(is_, self._values, map(modules.get, self._keys))):
+        if len(modules) != self._count or not all(map(is_, list(modules.values()), self._values)):  # in order
             found += self._modules_changed(modules)
         if not (len(sys.meta_path) == len(self._meta) and all(map(is_, sys.meta_path, self._meta))):
             found += [f"sys.meta_path holds a finder of the agent's ({type(finder).__name__})"
@@ -129,12 +129,12 @@ _CLASSES = {}  # id(a namespace copy) -> (the copy, its classes): found once, in
 
 
 def classes_in(name, copy):
-    """[(id, (where, class))] for the classes bound in `copy`, a copy of module `name`'s namespace that no one
-    changes (see minidebug_watch.snapshot)."""
+    """[(id, (where, class, its attribute values then))] for the classes bound in `copy`, a copy of module
+    `name`'s namespace that no one changes (see minidebug_watch.snapshot)."""
     found = _CLASSES.get(id(copy))
     if found is None or found[0] is not copy:
-        found = _CLASSES[id(copy)] = (copy, [(id(value), (f"{name}.{key}", value)) for key, value in copy.items()
-                                             if _is(value, type)])
+        found = _CLASSES[id(copy)] = (copy, [(id(value), (f"{name}.{key}", value, tuple(_class_dict(value).values())))
+                                             for key, value in copy.items() if _is(value, type)])
     return found[1]
 
 
@@ -142,27 +142,31 @@ def agent_values(modules, judge, before):
     """Functions and classes of the agent's bound in the namespaces of `modules` (name -> module, each of the
     standard library's or the venv's), or in those of the classes bound there, that were not bound there in
     `before` (name -> namespace copy). (Python audits no change of a module's or class's attribute but the
-    special ones, so this finds after the run what stayed.)"""
-    found, classes, function, is_instance = [], {}, _FUNCTION, _is
+    special ones, so this finds after the run what stayed.) Only what differs from `before` is looked at."""
+    found, classes, function, is_instance, is_ = [], {}, _FUNCTION, _is, operator.is_
     for name, module in modules:
         if name == "sys" or not is_instance(module, _MODULE):
             continue
         copy, namespace = before.get(name, {}), _module_dict(module)
-        if len(namespace) == len(copy) and all(map(operator.is_, list(namespace.values()), copy.values())):
+        if len(namespace) == len(copy) and all(map(is_, list(namespace.values()), copy.values())):
             classes.update(classes_in(name, copy))
             continue
+        own = namespace.get("__file__")  # a module's own functions (its trusted file's) are not looked into
+        own = own if type(own) is str and judge(own) is False else None
         for key, value in list(namespace.items()):
             if copy.get(key, copy) is value:
-                if is_instance(value, type):
-                    classes.setdefault(id(value), (f"{name}.{key}", value))
-            elif (type(value) is function or is_instance(value, type)) and agent_code(value, judge):
+                continue
+            if type(value) is function:
+                if value.__code__.co_filename != own and agent_code(value, judge):
+                    found.append(f"{name}.{key} was set to code of the agent's during the run")
+            elif is_instance(value, type) and _class_dict(value).get("__module__") != name \
+                    and agent_code(value, judge):
                 found.append(f"{name}.{key} was set to code of the agent's during the run")
-    namespaces = [(where, _class_dict(klass)) for where, klass in classes.values()]
-    filenames = {item.__code__.co_filename for _, namespace in namespaces for item in list(namespace.values())
-                 if type(item) is function}
-    agents = {filename for filename in filenames if judge(filename) is True}
-    if agents:
+    for where, klass, values in classes.values():
+        namespace = _class_dict(klass)
+        if len(namespace) == len(values) and all(map(is_, list(namespace.values()), values)):
+            continue
         found += [f"{where}.{attribute} was set to code of the agent's during the run"
-                  for where, namespace in namespaces for attribute, item in list(namespace.items())
-                  if type(item) is function and item.__code__.co_filename in agents]
+                  for attribute, item in list(namespace.items())
+                  if type(item) is function and not any(item is old for old in values) and agent_code(item, judge)]
     return found
