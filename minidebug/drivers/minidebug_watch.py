@@ -13,7 +13,12 @@ the report cannot take it back. Three checks:
   untrusted file caused them;
 - pytest hooks implemented in an untrusted file (the task's own conftest.py files excepted);
 - after the run, the module and class attributes of pytest, pluggy, builtins and the driver compared with
-  those they had before the project was imported (a value replaced, a class attribute added).
+  those they had before the project was imported (a value replaced, a class attribute added), and the
+  agent's functions and classes looked for in every module of the standard library and the venv.
+
+The audit hook also notes the namespace each file of the tree runs in (see minidebug_identity), and the
+watch's pytest plugins check each test's call (see minidebug_calls) and the modules the agent does not own
+(see minidebug_modules).
 
 A file is untrusted when the agent changed or added it, when it was written during the run, or when it lies
 outside the eval tree, the interpreter and the venv. Generated code (`<string>`, `<frozen ...>`) is judged by
