@@ -7,7 +7,9 @@ test's call, `Genuine.problem` resolves the test's node id in that namespace (a 
 a method found through its class's bases, as it was bound at the file's first test) and requires that pytest
 is about to call exactly that: a plain function compiled from that file (or from another of the task's),
 running in that file's genuine namespace, bound to an instance of the genuine class for a method, and for a
-test the file defines with `def` under its own name, not another function the file defines by name. A wrapper from a trusted file (a
+test the file defines with `def` under its own name, not another function the file defines by name; and
+each name the file binds by a module-level import alone must still be what that import gives (the module,
+or its attribute as that module holds it), not something project code rebound it to. A wrapper from a trusted file (a
 decorator of the venv's) is looked through by its `__wrapped__`. Whatever else an attribute lookup, a module
 of another class, a replaced `sys.modules` entry or a made-up function produced is a failure of the test and
 a finding. Nothing here calls code of the project: attributes are read through the types' own descriptors.
@@ -60,6 +62,7 @@ class Genuine:
         self._bindings = {}  # (real path, names) -> (owner class or None, value), at the file's first test
         self._clean = {}  # id(class) -> (class, None or why its bases hold code of the agent's)
         self._real = {}
+        self._imports = {}  # real path -> [(name, [(module, attribute or None)])] (see _module_imports)
 
     def real(self, path):
         found = self._real.get(path)
@@ -85,6 +88,9 @@ class Genuine:
         namespaces = self._namespaces.get(path)
         if not namespaces:
             return "no code compiled from its file ran (something else stood in for the test module)"
+        why = self._imports_problem(path, namespaces[0])
+        if why:
+            return why
         names = tuple(nodeid.split("[", 1)[0].split("::")[1:])
         if not names:
             return None
@@ -114,6 +120,29 @@ class Genuine:
         if called is not expected:
             return "what pytest calls is not the function its file binds to that name"
         return self._function_problem(called, path, ".".join(names))
+
+    def _imports_problem(self, path, namespace):
+        """Why a name the file binds by a module-level import (and nowhere else) is not what that import gives
+        (the imported module, or its attribute as the module itself holds it), say rebound in the test module
+        by project code while the test module was being imported; None when each is."""
+        imports = self._imports.get(path)
+        if imports is None:
+            if self._judge(path) is not False:  # written while the tests ran: not the source that was run
+                return "its file was written during the run"
+            imports = self._imports[path] = _module_imports(path)
+        for name, sources in imports:
+            bound, known = namespace.get(name, namespace), False
+            for module_name, attribute in sources:
+                expected = _imported(module_name, attribute, namespace)
+                if expected is None:
+                    continue
+                known = True
+                if bound is expected:
+                    break
+            else:
+                if known:
+                    return f"its module's {name} is not what its import gives (it was rebound)"
+        return None
 
     def _function_problem(self, function, path, qualname):
         for _ in range(16):
@@ -151,6 +180,75 @@ class Genuine:
                 if type(value) is _FUNCTION and self._judge(value.__code__.co_filename) is not False:
                     return f"its class's {name} comes from {value.__code__.co_filename.rsplit('/', 1)[-1]}"
         return None
+
+
+def _module_imports(path):
+    """[(name, [(absolute or relative module name, attribute or None)])]: the names the file binds by
+    module-level imports only (not `*`, not also assigned, defined or declared global anywhere)."""
+    import ast
+
+    try:
+        with open(path, "rb") as source:
+            tree = ast.parse(source.read(1 << 24))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    imports, other = {}, set()
+    statements = list(tree.body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, (ast.If, ast.Try, ast.With)) or type(node).__name__ == "TryStar":
+            for field in ("body", "orelse", "finalbody"):
+                statements += getattr(node, field, [])
+            statements += [statement for handler in getattr(node, "handlers", []) for statement in handler.body]
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".", 1)[0]
+                imports.setdefault(bound, []).append((alias.name if alias.asname else bound, None))
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                imports.setdefault(alias.asname or alias.name, []).append((module, alias.name))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            other.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+        elif isinstance(node, ast.alias) and node.name == "*":
+            other.add("*")
+    if "*" in other:
+        return []  # a star import may bind anything
+    return [(name, sources) for name, sources in imports.items() if name not in other]
+
+
+def _imported(module_name, attribute, namespace):
+    """What `import module_name` or `from module_name import attribute` gives now, read from the module's own
+    namespace (no code of a module runs here); None where that cannot be told."""
+    import sys
+
+    if module_name.startswith("."):
+        level = len(module_name) - len(module_name.lstrip("."))
+        package = namespace.get("__package__")
+        if not isinstance(package, str) or not package:
+            return None
+        parts = package.split(".")
+        if level > len(parts):
+            return None
+        base = ".".join(parts[:len(parts) - level + 1])
+        module_name = base + ("." + module_name[level:] if module_name[level:] else "")
+    module = sys.modules.get(module_name)
+    if not issubclass(type(module), types.ModuleType):
+        return None
+    if attribute is None:
+        return module
+    found = _module_dict(module).get(attribute)
+    if found is None:
+        submodule = sys.modules.get(f"{module_name}.{attribute}")
+        return submodule if issubclass(type(submodule), types.ModuleType) else None
+    return found
 
 
 def _resolve(namespace, names):
