@@ -27,14 +27,20 @@ def _is(value, kinds):
     return issubclass(type(value), kinds)
 
 
-def agent_code(value, judge):
-    """Whether `value` is a function, method, property or class whose code is in an untrusted file (`judge`,
-    see minidebug_watch), or an instance of such a class. Plain data is not."""
-    for _ in range(4):  # unwrap bound methods, static and class methods, properties
+def unwrapped(value):
+    """The function behind a bound method, a static or class method or a property (else `value` itself)."""
+    for _ in range(4):
         if _is(value, (staticmethod, classmethod)) or type(value) is _METHOD:
             value = value.__func__
         elif _is(value, property):
             value = value.fget or value.fset
+    return value
+
+
+def agent_code(value, judge):
+    """Whether `value` is a function, method, property or class whose code is in an untrusted file (`judge`,
+    see minidebug_watch), or an instance of such a class. Plain data is not."""
+    value = unwrapped(value)
     if type(value) is _FUNCTION:
         return judge(value.__code__.co_filename) is True  # generated code (`<string>`) is nobody's here
     klass = value if _is(value, type) else type(value)
@@ -52,6 +58,31 @@ def agent_module(value, judge):
         return False
     return any(agent_code(item, judge) for item in list(_module_dict(value).values())
                if type(item) is _FUNCTION or _is(item, type))
+
+
+_PROTECTED = []  # found once per interpreter (a warm one, before it forks: see minidebug_watch.snapshot)
+
+
+def protected_names():
+    """Top-level module names the agent does not own: the standard library's and the venv's."""
+    if not _PROTECTED:
+        _PROTECTED.append(frozenset(_protected_names()))
+    return _PROTECTED[0]
+
+
+def _protected_names():
+    import os
+    import sysconfig
+
+    names = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+    for key in ("purelib", "platlib"):
+        try:
+            entries = os.listdir(sysconfig.get_paths()[key])
+        except OSError:
+            continue
+        names.update(entry.split(".", 1)[0] for entry in entries
+                     if not entry.endswith((".dist-info", ".egg-info", ".pth", ".egg-link")))
+    return names
 
 
 class ModuleState:

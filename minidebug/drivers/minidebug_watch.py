@@ -32,7 +32,7 @@ import sys
 import types
 
 from minidebug_identity import Genuine, namespace_of_exec
-from minidebug_modules import ModuleState, agent_code, agent_values, classes_in
+from minidebug_modules import ModuleState, agent_code, agent_values, classes_in, protected_names, unwrapped
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -143,30 +143,6 @@ class Watch:
             self._report("", 0, change)
 
 
-_PROTECTED = []  # found once per interpreter (a warm one finds them before it forks: see snapshot)
-
-
-def protected_names():
-    """Top-level module names the agent does not own: the standard library's and the venv's."""
-    if not _PROTECTED:
-        _PROTECTED.append(frozenset(_protected_names()))
-    return _PROTECTED[0]
-
-
-def _protected_names():
-    import sysconfig
-
-    names = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
-    for key in ("purelib", "platlib"):
-        try:
-            entries = os.listdir(sysconfig.get_paths()[key])
-        except OSError:
-            continue
-        names.update(entry.split(".", 1)[0] for entry in entries
-                     if not entry.endswith((".dist-info", ".egg-info", ".pth", ".egg-link")))
-    return names
-
-
 def _path(item):
     """The file of a collected test (`fspath` before pytest 7)."""
     return str(getattr(item, "path", None) or item.fspath)
@@ -226,11 +202,7 @@ def changed_since(before, judge):
 
 def _from_untrusted_code(value, judge):
     """False only for a function, method, property or class whose code comes from a trusted file."""
-    for _ in range(4):  # unwrap bound methods, static and class methods, properties
-        if isinstance(value, (staticmethod, classmethod)) or type(value) is types.MethodType:
-            value = value.__func__
-        elif isinstance(value, property):
-            value = value.fget or value.fset
+    value = unwrapped(value)
     code = value.__code__ if type(value) is types.FunctionType else None
     if code is not None:
         return judge(code.co_filename) is not False

@@ -174,11 +174,8 @@ class ProgramFilter:
                                                    for value in values])
         for number in _NOWAIT[machine]:
             code += _argument_rule(number, 5, [(_JUMP_IF_SET, _RWF_NOWAIT, errno.EOPNOTSUPP)])
-        requests = len(_FILE_ATTRIBUTE_IOCTLS)
-        code += [(_JUMP_IF_EQUAL, 0, requests + 3, _IOCTL[machine]),
-                 (_LOAD_WORD, 0, 0, 24)]  # seccomp_data.args[1], the request (the kernel reads 32 bits of it)
-        code += [(_JUMP_IF_EQUAL, requests - index, 0, request) for index, request in enumerate(_FILE_ATTRIBUTE_IOCTLS)]
-        code += [(_RETURN, 0, 0, _ALLOW), (_RETURN, 0, 0, _ERRNO | errno.EPERM)]
+        code += _argument_rule(_IOCTL[machine], 1, [(_JUMP_IF_EQUAL, request, errno.EPERM)  # the kernel reads
+                                                    for request in _FILE_ATTRIBUTE_IOCTLS])  # 32 bits of it
         code.append((_RETURN, 0, 0, _ALLOW))
         self.instructions = tuple(code)  # (code, jt, jf, k) each: what a warm eval interpreter installs itself
         self._code = (_Instruction * len(code))(*[_Instruction(*i) for i in code])
