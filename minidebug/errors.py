@@ -19,3 +19,7 @@ class WorkspaceError(MinidebugError):
 
 class ToolError(MinidebugError):
     """A bad tool call; the message becomes the agent's observation."""
+
+
+class UsageError(MinidebugError, ValueError):
+    """Options that cannot work together or are out of range (the CLI exits 2 with the message)."""

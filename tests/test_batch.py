@@ -72,12 +72,15 @@ def slow_task(task_dir):
     return task_dir(files, CALC_TOML + f"tests = {counted}\n", CALC_PATCH, name="slow")
 
 
-def _start_run(task, out, cache_dir, tmp):
+def _start_run(task, out, cache_dir, tmp, seeds=2, ignore_sigint=False):
+    """`minidebug run` in a session of its own, started as a script's `cmd &` or nohup would (SIGINT ignored)
+    where asked; returns once both workers' episodes are in their slow eval."""
     env = {**os.environ, "MINIDEBUG_CACHE": str(cache_dir), "TMPDIR": str(tmp)}
-    cmd = [sys.executable, "-m", "minidebug.run.cli", "run", "--tasks", str(task), "--seeds", "2", "-j", "2",
+    cmd = [sys.executable, "-m", "minidebug.run.cli", "run", "--tasks", str(task), "--seeds", str(seeds), "-j", "2",
            "--out", str(out)]
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=ignore)
     deadline = time.monotonic() + 120
     while len(list(tmp.glob("minidebug-ep-*"))) < 2:  # both episodes are in their eval
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
@@ -86,16 +89,79 @@ def _start_run(task, out, cache_dir, tmp):
     return proc, env
 
 
-def test_ctrl_c_closes_running_episodes(slow_task, cache_dir, tmp_path):
+def _nothing_left(tmp, group):
+    for prefix in ("minidebug-ep-", "minidebug-room-", "minidebug-dev-", "minidebug-proc-", "minidebug-trajectory-"):
+        assert list(tmp.glob(prefix + "*")) == [], prefix
+    assert not [p for p in descendants(1) if _cwd_in(p, tmp)]
+    assert not [s for s in processes() if s.pgid == group and s.state != "Z"]
+
+
+@pytest.mark.parametrize("signals", [("SIGINT",), ("SIGTERM",), ("SIGINT", "SIGINT")])
+def test_a_run_ends_on_a_signal_even_with_sigint_ignored_and_says_how_to_go_on(signals, slow_task, cache_dir,
+                                                                                tmp_path):
+    """Started as scripts start it (its own session, SIGINT ignored): one SIGINT or SIGTERM closes the running
+    episodes, a second SIGINT ends it at once; either way exit 130, no worker traceback, nothing left, and a
+    line that says what was done and how to go on."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc, _ = _start_run(slow_task, tmp_path / "out", cache_dir, tmp)
-    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-    proc.communicate(timeout=60)
-    assert proc.returncode != 0
-    assert list(tmp.glob("minidebug-ep-*")) == [] and list(tmp.glob("minidebug-room-*")) == []
-    assert list(tmp.glob("minidebug-dev-*")) == []  # the sandboxes' own device nodes (bwrap run by root)
-    assert not [p for p in descendants(1) if _cwd_in(p, tmp)]
+    out = tmp_path / "out"
+    proc, _ = _start_run(slow_task, out, cache_dir, tmp, ignore_sigint=True)
+    for name in signals:
+        os.killpg(proc.pid, getattr(signal, name))
+        time.sleep(0.3)
+    stdout, stderr = proc.communicate(timeout=90)
+    assert proc.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"minidebug: interrupted: 0 of 2 episode(s) done, 2 not run; continue with: minidebug run --tasks "
+        f"{slow_task} --seeds 2 -j 2 --out {out} --resume")
+    _nothing_left(tmp, proc.pid)
+    assert finished_results(out) == {}
+
+
+def test_a_worker_that_dies_costs_its_episode_only(slow_task, cache_dir, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc, _ = _start_run(slow_task, tmp_path / "out", cache_dir, tmp, seeds=3)
+    workers = [s.pid for s in processes() if s.ppid == proc.pid and s.state != "Z"]
+    assert len(workers) == 2
+    os.kill(workers[0], signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while not [s for s in processes() if s.ppid == proc.pid and s.state != "Z" and s.pid not in workers]:
+        assert time.monotonic() < deadline and proc.poll() is None  # a new worker took the third episode
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=90)
+    assert proc.returncode == 130 and "Traceback" not in stderr, stderr
+    assert ": the worker running this episode died (signal 9)" in stdout, stderr
+    assert "interrupted: 1 of 3 episode(s) done, 2 not run" in stderr
+    collect(temp_dir=tmp, cache_dir=cache_dir)  # what the killed worker left (its eval died with it)
+    _nothing_left(tmp, proc.pid)
+
+
+def test_resume_prints_the_table_of_the_whole_run(calc_task, cache_dir, tmp_path):
+    specs = plan([load_task(calc_task)], ["oracle"], range(2))
+    run_batch(specs[:1], tmp_path, jobs=1)
+    env = {**os.environ, "MINIDEBUG_CACHE": str(cache_dir)}
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "run", "--tasks", str(calc_task), "--seeds",
+                           "2", "-j", "1", "--out", str(tmp_path), "--resume"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith(("calc", "total"))]
+    assert [(row[0], row[1], row[2]) for row in rows] == [("calc", "2", "2"), ("total", "2", "2")]
+
+
+def test_usage_errors_exit_2_with_one_line(calc_task, tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"type": "header", "task": "sum_tree", "agent": "oracle"}) + "\n")
+    for argv, says in [(["--seeds", "0"], "--seeds: 0 is below 1"), (["--seeds", "-1"], "--seeds: -1 is below 1"),
+                       (["-j", "0"], "--jobs: 0 is below 1"),
+                       (["--agent", "replay", "--trajectory", str(other), "--tasks", str(calc_task)],
+                        "was recorded on task 'sum_tree', not on 'calc'")]:
+        done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "run", *argv], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 2 and done.stdout == "", argv
+        assert len(done.stderr.splitlines()) == 1 and says in done.stderr, done.stderr
 
 
 def test_sigkill_then_gc_then_resume(slow_task, cache_dir, tmp_path):

@@ -7,7 +7,7 @@ import pytest
 gymnasium = pytest.importorskip("gymnasium", reason="the [gym] extra is part of the test extra; install it")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
-from minidebug.integrations.gym import MinidebugGymEnv, printable  # noqa: E402
+from minidebug.integrations.gym import MinidebugGymEnv, UnicodeText  # noqa: E402
 
 
 def test_check_env_passes_without_warnings(calc_task, cache_dir):
@@ -34,5 +34,22 @@ def test_registered_ids_and_an_episode(cache_dir):
     assert "minidebug/off_by_one" in gymnasium.registry
 
 
-def test_printable_replaces_other_characters():
-    assert printable("ok ü → done\n") == "ok ? ? done\n"
+def test_non_ascii_reaches_the_agent_unchanged(cache_dir):
+    env = gymnasium.make("minidebug.integrations.gym:minidebug/names_encoding", cache_dir=cache_dir)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert '"Zoë"' in obs and env.observation_space.contains(obs)  # the problem statement
+        obs, *_ = env.step('{"name": "view", "arguments": {"path": "tests/test_store.py"}}')
+        assert '["Zoë", "José", "Ann"]' in obs and env.observation_space.contains(obs)
+        call = '{"name": "grep", "arguments": {"pattern": "José"}}'
+        assert env.action_space.contains(call)
+        obs, *_ = env.step(call)
+        assert "test_store.py" in obs
+    finally:
+        env.close()
+
+
+def test_unicode_text_space():
+    space = UnicodeText(5, min_length=1, seed=0)
+    assert space.contains("Zoë→") and not space.contains("") and not space.contains("toolong") and not space.contains(3)
+    assert all(space.contains(space.sample()) for _ in range(20))

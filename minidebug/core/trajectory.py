@@ -251,6 +251,21 @@ def read_trajectory(path: Path) -> list[Record]:
         return [_parse_line(line, f"{path}:{number}") for number, line in enumerate(handle, 1) if line.strip()]
 
 
+def read_header(path: Path) -> HeaderRecord:
+    """The header of a trajectory file (its first line).
+
+    Raises:
+        TrajectoryError: the file is of a newer format, or its first line is not a header.
+        OSError: the file cannot be read.
+    """
+    path = Path(path)
+    with path.open(encoding="utf-8") as handle:
+        record = _parse_line(handle.readline(), f"{path}:1")
+    if not isinstance(record, HeaderRecord):
+        raise TrajectoryError(f"{path}:1: not a trajectory header")
+    return record
+
+
 def read_result(path: Path) -> ResultRecord | None:
     """The result of a finished episode's trajectory, reading only its first and last lines; None when the
     episode did not finish (no result line, or a last line cut short).

@@ -14,14 +14,22 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
-CHARSET = frozenset(string.printable)  # letters, digits, punctuation, space, \t \n \r \x0b \x0c
 MAX_TEXT = 1_000_000
 
 
-def printable(text: str) -> str:
-    """The text with every character outside CHARSET shown as '?', cut to MAX_TEXT characters."""
-    text = text[:MAX_TEXT]
-    return text if CHARSET.issuperset(text) else "".join(c if c in CHARSET else "?" for c in text)
+class UnicodeText(spaces.Text):
+    """A Text space of any Unicode text from min_length to max_length characters: what a program prints, names
+    and messages in any script, reaches the agent unchanged (gymnasium's Text takes a finite charset, and one
+    covering Unicode would cost a table of a million entries). Samples are drawn from printable ASCII."""
+
+    def __init__(self, max_length: int, min_length: int = 0, seed: Any = None):
+        super().__init__(max_length, min_length=min_length, charset=string.printable, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"UnicodeText({self.min_length}, {self.max_length})"
 
 
 class MinidebugGymEnv(gymnasium.Env):
@@ -38,18 +46,18 @@ class MinidebugGymEnv(gymnasium.Env):
         from ..core.make import make
 
         self.render_mode = render_mode
-        self.observation_space = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
-        self.action_space = spaces.Text(max_length=10_000, min_length=0, charset=CHARSET)
+        self.observation_space = UnicodeText(MAX_TEXT)
+        self.action_space = UnicodeText(MAX_TEXT)
         self.env = make(task, **make_options)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         observation, info = self.env.reset(seed=seed, options=options)
-        return printable(observation), info
+        return observation[:MAX_TEXT], info
 
     def step(self, action: Any):
         observation, reward, terminated, truncated, info = self.env.step(action)
-        return printable(observation), float(reward), terminated, truncated, info
+        return observation[:MAX_TEXT], float(reward), terminated, truncated, info
 
     def close(self) -> None:
         self.env.close()

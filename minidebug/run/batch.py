@@ -4,33 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
 import sys
-import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from .episode import EpisodeResult, episode_id
 from ..core.trajectory import ResultRecord, read_result
 from ..tasks.task import Task
-
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    """One episode to run; plain data so that it crosses process and machine boundaries."""
-
-    task_path: str
-    task_name: str
-    agent: str
-    seed: int
-    agent_options: dict[str, Any] = field(default_factory=dict)
-    make_options: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def id(self) -> str:
-        return episode_id(self.task_name, self.agent, self.seed, self.make_options.get("strategy", "debug"))
+from .episode import EpisodeResult, EpisodeSpec
+from .workers import LocalWorkers, run_spec
 
 
 def plan(tasks: Iterable[Task], agents: Iterable[str], seeds: Iterable[int],
@@ -77,75 +60,6 @@ def select(specs: list[EpisodeSpec], out_dir: Path | None, resume: bool, rerun_f
     return [s for s in specs if s.id not in done]
 
 
-def run_spec(spec: EpisodeSpec, warm_pool: Any = None) -> tuple[dict[str, Any], str]:
-    """Run one episode (in a worker) and return its result and its trajectory's text. Episodes run one after
-    another hand their warm eval interpreters on through `warm_pool` (default: the worker's, see
-    `_worker_pool`)."""
-    from .episode import run_episode
-    from ..tasks.task import load_task
-
-    with tempfile.TemporaryDirectory(prefix="minidebug-trajectory-") as scratch:
-        result = run_episode(load_task(spec.task_path), spec.agent, Path(scratch), spec.agent_options,
-                             spec.seed, warm_pool=warm_pool or _worker_pool(), **spec.make_options)
-        trajectory = Path(scratch) / f"{spec.id}.jsonl"
-        text = trajectory.read_text(encoding="utf-8") if trajectory.exists() else ""
-    return asdict(result), text
-
-
-_WORKER_POOL: list[Any] = []
-
-
-def _worker_pool() -> Any:
-    """This worker process's WarmPool, made at its first episode and closed when the process exits."""
-    if not _WORKER_POOL:
-        import atexit
-        from multiprocessing import util
-
-        from ..scoring.warm_pool import WarmPool
-
-        pool = WarmPool(max_idle=2)
-        util.Finalize(pool, pool.close, exitpriority=10)  # a pool worker's exit runs these, not atexit
-        atexit.register(pool.close)
-        _WORKER_POOL.append(pool)
-    return _WORKER_POOL[0]
-
-
-def _worker_init() -> None:
-    """SIGTERM (Pool.terminate) and SIGINT (Ctrl-C) unwind the episode once, so `with make(...)` closes the
-    env; a second signal while it is closing is ignored rather than cutting the cleanup short."""
-    stopping = []
-
-    def stop(signum, frame):
-        if not stopping:
-            stopping.append(signum)
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-
-
-def _process_pool(specs: list[EpisodeSpec], jobs: int) -> Iterator[tuple[dict[str, Any], str]]:
-    """The episodes on `jobs` worker processes. On Linux, when this process runs no other thread, the workers
-    are forked from it after it imported what an episode needs and loaded the token encoding (once, not once
-    per worker), and they live for the whole batch; elsewhere they are started fresh (spawn)."""
-    import multiprocessing
-    import threading
-
-    if sys.platform == "linux" and threading.active_count() == 1:
-        from . import worker_preload  # noqa: F401
-        pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init)
-    else:
-        pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_init, maxtasksperchild=20)
-    try:
-        yield from pool.imap_unordered(run_spec, specs)
-        pool.close()
-    except BaseException:
-        pool.terminate()  # SIGTERM to the workers, which close their envs, then joined
-        raise
-    finally:
-        pool.join()
-
-
 def _ray(specs: list[EpisodeSpec], jobs: int, address: str | None) -> Iterator[tuple[dict[str, Any], str]]:
     try:
         import ray
@@ -190,24 +104,68 @@ def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int |
         return []
     from ..scoring.warm_pool import WarmPool
 
-    results = []
+    results: list[EpisodeResult] = []
+
+    def record(data: dict[str, Any], trajectory: str) -> None:
+        result = EpisodeResult(**data)
+        results.append(result)
+        if out_dir is not None:
+            if trajectory:
+                (Path(out_dir) / f"{result.id}.jsonl").write_text(trajectory, encoding="utf-8")
+            write_results(Path(out_dir))
+        if on_result:
+            on_result(result)
+
+    workers = LocalWorkers(min(jobs, len(specs)), _failed) if backend == "process" and jobs > 1 else None
+    stream: Iterator[tuple[dict[str, Any], str]] | None = None
     with WarmPool(max_idle=2) as warm_pool:  # episodes run here, one after another, hand on their interpreters
-        if backend == "ray":
-            stream = _ray(specs, jobs, ray_address)
-        elif jobs == 1:
-            stream = (run_spec(spec, warm_pool) for spec in specs)
-        else:
-            stream = _process_pool(specs, min(jobs, len(specs)))
-        for data, trajectory in stream:
-            result = EpisodeResult(**data)
-            results.append(result)
-            if out_dir is not None:
-                if trajectory:
-                    (Path(out_dir) / f"{result.id}.jsonl").write_text(trajectory, encoding="utf-8")
-                write_results(Path(out_dir))
-            if on_result:
-                on_result(result)
+        try:
+            if backend == "ray":
+                stream = _ray(specs, jobs, ray_address)
+            elif workers is None:
+                stream = (run_spec(spec, warm_pool) for spec in specs)
+            else:
+                stream = workers.run(specs)
+            for data, trajectory in stream:
+                record(data, trajectory)
+        except KeyboardInterrupt:
+            if stream is not None and hasattr(stream, "close"):
+                stream.close()  # Ray's pending episodes cancelled
+            for data, trajectory in workers.stop() if workers else []:
+                record(data, trajectory)
+            done = {result.id for result in results}
+            raise RunInterrupted(results, [spec.id for spec in specs if spec.id not in done]) from None
+        finally:
+            if workers:
+                workers.stop()
     return results
+
+
+def _failed(spec: EpisodeSpec, reason: str) -> tuple[dict[str, Any], str]:
+    """The result of an episode that ended without one (its worker died): an error, nothing solved."""
+    return asdict(EpisodeResult(spec.task_name, spec.agent, spec.seed, False, 0.0, 0, 0, 0.0, reason,
+                                spec.make_options.get("strategy", "debug"),
+                                spec.agent_options.get("model"))), ""
+
+
+class RunInterrupted(Exception):
+    """A batch stopped by KeyboardInterrupt (Ctrl-C; SIGTERM in the CLI): every running episode was closed.
+
+    `results` holds the episodes that finished, `not_run` the ids of the rest.
+    """
+
+    def __init__(self, results: list[EpisodeResult], not_run: list[str]):
+        super().__init__(f"interrupted after {len(results)} episode(s); {len(not_run)} not run")
+        self.results, self.not_run = results, not_run
+
+
+def recorded_results(specs: list[EpisodeSpec], out_dir: Path) -> list[EpisodeResult]:
+    """The results recorded in out_dir of the episodes in specs (a whole run, across --resume)."""
+    done = finished_results(out_dir)
+    fields = EpisodeResult.__dataclass_fields__
+    return [EpisodeResult(**{k: (tuple(v) if k == "suspicious" else v)
+                             for k, v in done[spec.id].model_dump().items() if k in fields})
+            for spec in specs if spec.id in done]
 
 
 def write_results(out_dir: Path) -> None:
@@ -249,7 +207,13 @@ class Progress:
     """A rich progress bar on stderr (episodes done, solved, running, ETA); silent when stderr is no terminal."""
 
     def __init__(self, total: int, jobs: int):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import Progress as Bar
 
         self.total, self.jobs, self.done, self.solved = total, jobs, 0, 0
         self.bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ETA"),

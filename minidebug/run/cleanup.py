@@ -1,5 +1,5 @@
-"""`minidebug gc`: remove what a killed run left behind (episode temp dirs, eval rooms and the sandboxes'
-device-node folders, their processes, worktree records)."""
+"""`minidebug gc`: remove what a killed run left behind (episode temp dirs, eval rooms, the sandboxes'
+device-node and counter folders, a batch worker's trajectory folder, their processes, worktree records)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ import stat
 import tempfile
 from pathlib import Path
 
-from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from ..sandbox import reaper
-from ..scoring.eval_room import ROOM_PREFIX
-from ..store.removal import remove_tree
+from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from ..sandbox.counters import PREFIX as COUNTERS_PREFIX
 from ..sandbox.devices import PREFIX as DEVICES_PREFIX
 from ..sandbox.reaper import OWNER_FILE
+from ..scoring.eval_room import ROOM_PREFIX
+from ..store.removal import remove_tree
 from ..workspace.worktree import EPISODE_PREFIX
+from .episode import TRAJECTORY_PREFIX
 
 
 def episode_dir_made_here(path: Path) -> bool:
@@ -62,13 +63,13 @@ def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run
 
     Returns a line per thing removed (or that would be, with dry_run).
     """
-    from ..store.cache import default_cache_dir
     from ..errors import WorkspaceError
+    from ..store.cache import default_cache_dir
     from ..store.gitcmd import git
 
     temp_dir = Path(temp_dir or tempfile.gettempdir()).resolve()  # the caller's; what is below it is not
     done = []
-    prefixes = (EPISODE_PREFIX, ROOM_PREFIX, DEVICES_PREFIX, COUNTERS_PREFIX)
+    prefixes = (EPISODE_PREFIX, ROOM_PREFIX, DEVICES_PREFIX, COUNTERS_PREFIX, TRAJECTORY_PREFIX)
     for episode_dir in sorted(path for prefix in prefixes for path in temp_dir.glob(f"{prefix}*")):
         if not episode_dir_made_here(episode_dir) or owner_alive(episode_dir):
             continue

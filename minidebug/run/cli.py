@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import signal
 import sys
 from pathlib import Path
+from typing import Any
 
-from ..errors import MinidebugError
+from ..errors import MinidebugError, UsageError
 from ..sandbox.choose import COMMAND_LINE_NAMES, from_command_line
 
 
 def _run(args: argparse.Namespace) -> int:
     from ..agents import load_agent
-    from .batch import Progress, plan, run_batch, select, summary
     from ..tasks.select import select_tasks
+    from .batch import (
+        Progress,
+        RunInterrupted,
+        plan,
+        recorded_results,
+        run_batch,
+        select,
+        summary,
+    )
 
     options = {
         "llm": {"model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env,
@@ -25,16 +36,66 @@ def _run(args: argparse.Namespace) -> int:
     for agent in args.agent:
         load_agent(agent)(**options.get(agent, {}))  # bad names and options fail before any episode
     if (args.resume or args.rerun_failed) and args.out is None:
-        raise ValueError("--resume and --rerun-failed need --out (the folder of the earlier run)")
+        raise UsageError("--resume and --rerun-failed need --out (the folder of the earlier run)")
+    if args.backend == "ray" and (args.ray_address or "").startswith("ray://"):
+        _need_ray_client()
     make_options = {"strict": True} if args.strict else {}
-    specs = plan(select_tasks(args.tasks), args.agent, range(args.seeds), options, make_options,
-                 strategies=args.strategy)
-    specs = select(specs, args.out, args.resume, args.rerun_failed)
+    tasks = select_tasks(args.tasks)
+    if "replay" in args.agent:
+        _check_replayed_task(args.trajectory, tasks)
+    everything = plan(tasks, args.agent, range(args.seeds), options, make_options, strategies=args.strategy)
+    specs = select(everything, args.out, args.resume, args.rerun_failed)
     jobs = args.jobs or os.cpu_count() or 1
+    _interrupt_on(signal.SIGINT, signal.SIGTERM)  # even where the caller ignores them (nohup, `cmd &`)
     with Progress(len(specs), jobs) as progress:
-        results = run_batch(specs, args.out, jobs, args.backend, args.ray_address, progress.advance)
+        try:
+            results = run_batch(specs, args.out, jobs, args.backend, args.ray_address, progress.advance)
+        except RunInterrupted as stop:
+            progress.__exit__(None, None, None)
+            if stop.results:
+                print(summary(stop.results))
+            print(f"minidebug: interrupted: {len(stop.results)} of {len(specs)} episode(s) done, "
+                  f"{len(stop.not_run)} not run; {_how_to_go_on(args)}", file=sys.stderr)
+            return 130
+    if args.out is not None:  # the whole run, earlier invocations' episodes included
+        recorded = recorded_results(everything, args.out)
+        ids = {result.id for result in recorded}
+        results = recorded + [result for result in results if result.id not in ids]
     print(summary(results) if results else "nothing to run")
     return 0 if all(r.solved for r in results) else 1
+
+
+def _interrupt_on(*signals: signal.Signals) -> None:
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    for signum in signals:
+        signal.signal(signum, interrupt)
+
+
+def _how_to_go_on(args: argparse.Namespace) -> str:
+    if args.out is None:
+        return "nothing was recorded (no --out)"
+    argv = [a for a in sys.argv[1:] if a not in ("--resume", "--rerun-failed")]
+    return "continue with: " + shlex.join(["minidebug", *argv, "--resume"])
+
+
+def _need_ray_client() -> None:
+    try:
+        import grpc  # noqa: F401  (what Ray's client, ray://, talks over)
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError("a ray:// address needs Ray's client: pip install 'minidebug[ray]'") from None
+
+
+def _check_replayed_task(trajectory: Path | None, tasks: list[Any]) -> None:
+    from ..core.trajectory import read_header
+
+    recorded = read_header(Path(trajectory)).task if trajectory else None
+    others = sorted({task.name for task in tasks if task.name != recorded})
+    if others:
+        raise UsageError(f"the trajectory {trajectory} was recorded on task {recorded!r}, not on "
+                         f"{', '.join(repr(name) for name in others)}: pass --tasks with that task")
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -145,7 +206,6 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace) -> int:
     from ..core.make import make
-
     from .play import play
 
     with make(args.task, bash=args.bash) as env:
@@ -153,9 +213,30 @@ def _play(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (and exit status 2), pointing at --help."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _count(text: str) -> int:
+    """A whole number of at least 1 (seeds, jobs)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="minidebug", description="Interactive debugging episodes for LLM agents.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    from importlib.metadata import version
+
+    parser = _Parser(prog="minidebug", description="Interactive debugging episodes for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"minidebug {version('minidebug')}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run_parser = commands.add_parser("run", help="run an agent over tasks and print a table")
     run_parser.add_argument("--tasks", nargs="+", metavar="SELECTOR",
                             help="task folder paths, bundled task names or globs of names (default: all bundled)")
@@ -164,8 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--strategy", nargs="+", default=["debug"], metavar="STRATEGY",
                             help="debug (every tool; default), rewrite (no pdb, trace or inspect), debug-after-N "
                                  "(those unlocked after N edits); several run side by side")
-    run_parser.add_argument("--seeds", type=int, default=1, metavar="N", help="episodes per task and agent (seeds 0..N-1)")
-    run_parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: the number of cores)")
+    run_parser.add_argument("--seeds", type=_count, default=1, metavar="N", help="episodes per task and agent (seeds 0..N-1)")
+    run_parser.add_argument("-j", "--jobs", type=_count, help="worker processes (default: the number of cores)")
     run_parser.add_argument("--strict", action="store_true",
                             help="score 0 every eval that shows signs of in-memory forgery (make(strict=True))")
     run_parser.add_argument("--resume", action="store_true", help="skip episodes already finished in --out")
@@ -206,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate_parser = commands.add_parser("validate", help="prove SWE-bench-style tasks (fail_to_pass lists) "
                                                            "runnable here: a table and an exit status")
     validate_parser.add_argument("tasks", nargs="+", type=Path, metavar="PATH", help="task folders")
-    validate_parser.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
+    validate_parser.add_argument("-j", "--jobs", type=_count, default=1, help="tasks validated at once")
     validate_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
                                  help="the sandbox the runs use (default: auto, as in make())")
     validate_parser.add_argument("--json", action="store_true", help="one JSON object per task, a line each")
@@ -282,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `minidebug report --text | head`: the reader has gone, so has our output
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

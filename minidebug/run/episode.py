@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..tasks.select import task_set
 from ..tasks.task import Task
+
+TRAJECTORY_PREFIX = "minidebug-trajectory-"  # a batch worker's scratch folder for an episode's trajectory
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,22 @@ class EpisodeResult:
         return episode_id(self.task, self.agent, self.seed, self.strategy)
 
 
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One episode to run; plain data so that it crosses process and machine boundaries."""
+
+    task_path: str
+    task_name: str
+    agent: str
+    seed: int
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    make_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return episode_id(self.task_name, self.agent, self.seed, self.make_options.get("strategy", "debug"))
+
+
 def episode_id(task: str, agent: str, seed: int, strategy: str = "debug") -> str:
     """The name of an episode, and of its trajectory file (`<id>.jsonl`); the strategy is named unless it
     is the default, "debug"."""
@@ -51,10 +69,16 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
     A failure inside the episode (a broken task, an agent error) is recorded in `error`, not raised;
     KeyboardInterrupt closes the env and propagates.
     """
-    from ..core.make import make
-
     from ..agents import Agent, load_agent
-    from ..core.trajectory import Action, HeaderRecord, ResultRecord, StepInfo, StepRecord, TrajectoryWriter
+    from ..core.make import make
+    from ..core.trajectory import (
+        Action,
+        HeaderRecord,
+        ResultRecord,
+        StepInfo,
+        StepRecord,
+        TrajectoryWriter,
+    )
 
     started = time.monotonic()
     options = dict(agent_options or {})

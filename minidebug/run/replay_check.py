@@ -37,7 +37,6 @@ def replay(path: Path, cache_dir: Path | None = None) -> tuple[list[Mismatch], l
         ValueError: the file is no trajectory (TrajectoryError: a malformed line or a newer format).
     """
     from ..core.make import make
-
     from ..tasks.task import load_task
 
     records = read_trajectory(Path(path))
