@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "tests.leftovers"]
 
 import minidebug
 from minidebug.sandbox.reaper import processes

@@ -156,6 +156,10 @@ def test_usage_errors_exit_2_with_one_line(calc_task, tmp_path):
     other.write_text(json.dumps({"type": "header", "task": "sum_tree", "agent": "oracle"}) + "\n")
     for argv, says in [(["--seeds", "0"], "--seeds: 0 is below 1"), (["--seeds", "-1"], "--seeds: -1 is below 1"),
                        (["-j", "0"], "--jobs: 0 is below 1"),
+                       (["--limit", "max_step=3"], "'max_step=3' is not NAME=VALUE with NAME one of max_steps,"),
+                       (["--limit", "max_steps=2.5"], "max_steps: '2.5' is not a whole number above 0"),
+                       (["--limit", "eval_timeout=-1"], "eval_timeout: '-1' is not a number above 0"),
+                       (["--sandbox", "docker"], "--sandbox: invalid choice: 'docker'"),
                        (["--agent", "replay", "--trajectory", str(other), "--tasks", str(calc_task)],
                         "was recorded on task 'sum_tree', not on 'calc'")]:
         done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "run", *argv], capture_output=True,
@@ -210,3 +214,25 @@ def test_ray_backend_gives_the_same_results(cache_dir, tmp_path):
     with_ray = run_batch(specs, tmp_path / "ray", jobs=2, backend="ray")
     assert _outcome(with_ray) == _outcome(with_pool)
     assert len(finished_results(tmp_path / "ray")) == 2
+
+
+def test_run_takes_the_sandbox_and_limits(calc_task, cache_dir, tmp_path):
+    env = {**os.environ, "MINIDEBUG_CACHE": str(cache_dir)}
+    done = subprocess.run([sys.executable, "-m", "minidebug.run.cli", "run", "--tasks", str(calc_task), "-j", "1",
+                           "--sandbox", "none", "--limit", "max_steps=1", "--limit", "eval_timeout=30",
+                           "--out", str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr  # the oracle needs more than one step
+    ((name, result),) = finished_results(tmp_path).items()
+    assert (result.steps, result.solved) == (1, False)
+    header = json.loads((tmp_path / f"{name}.jsonl").read_text().splitlines()[0])
+    assert (header["limits"]["max_steps"], header["limits"]["eval_timeout"]) == (1, 30.0), header
+
+
+def test_a_ray_client_address_without_the_client_is_a_usage_error(calc_task):
+    without_grpc = ("import sys; sys.modules['grpc'] = None; from minidebug.run.cli import main; "
+                    f"sys.exit(main(['run', '--tasks', {str(calc_task)!r}, '--backend', 'ray', "
+                    "'--ray-address', 'ray://head:10001']))")
+    done = subprocess.run([sys.executable, "-c", without_grpc], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "minidebug: a ray:// address needs Ray's client: pip install 'minidebug[ray]'"], done.stderr

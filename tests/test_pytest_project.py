@@ -1,5 +1,6 @@
 """pytest's own repository: its tests run with the project's pytest (from the tree), not the venv's."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -9,7 +10,8 @@ import pytest
 from tests.conftest import descendants
 
 SOURCE = Path(_pytest.__file__).parent  # a real pytest's sources, made into the project under test
-GOOD, BAD = "DEFAULT_RELATIVE_TOLERANCE: float | Decimal = 1e-6", "DEFAULT_RELATIVE_TOLERANCE: float | Decimal = 0.0"
+TOLERANCE = re.compile(r"^ *DEFAULT_RELATIVE_TOLERANCE: .* = 1e-6$", re.M)  # approx's class (any pytest since 7)
+GOOD, BAD = "= 1e-6", "= 0.0"
 TESTS = {
     "testing/conftest.py": 'pytest_plugins = "pytester"\n',
     "testing/test_approx.py": (
@@ -24,29 +26,37 @@ TESTS = {
 }
 
 
+def _approx_source() -> Path:
+    """The file of this pytest's sources that sets approx's default relative tolerance (python_api.py up to
+    pytest 9.1, approx.py since)."""
+    found = [path for path in sorted(SOURCE.glob("*.py")) if TOLERANCE.search(path.read_text())]
+    if len(found) != 1:
+        pytest.fail(f"{len(found)} files of {SOURCE} set DEFAULT_RELATIVE_TOLERANCE to 1e-6: choose another line")
+    return found[0]
+
+
 @pytest.fixture
 def pytest_task(task_dir):
-    if GOOD not in (SOURCE / "python_api.py").read_text():
-        pytest.fail(f"{SOURCE}/python_api.py no longer says {GOOD!r}: choose another line to break")
+    api_name = _approx_source().name
     root = task_dir(TESTS, 'description = "approx ignores its relative tolerance"\n'
                            'eval = "python -m pytest -q -p no:randomly testing/test_approx.py"\n'
                            'readonly = ["testing/*"]\n')
     for package in ("_pytest", "pytest"):
         shutil.copytree(SOURCE.parent / package, root / "repo" / "src" / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
-    api = root / "repo" / "src" / "_pytest" / "python_api.py"
-    api.write_text(api.read_text().replace(GOOD, BAD))
+    api = root / "repo" / "src" / "_pytest" / api_name
+    good = TOLERANCE.search(api.read_text()).group(0)
+    api.write_text(api.read_text().replace(good, good.replace(GOOD, BAD)))
     (root / "solution.patch").write_text(
-        "--- a/src/_pytest/python_api.py\n+++ b/src/_pytest/python_api.py\n"
-        + _hunk(api.read_text().splitlines(), BAD, GOOD))
+        f"--- a/src/_pytest/{api_name}\n+++ b/src/_pytest/{api_name}\n"
+        + _hunk(api.read_text().splitlines(), good.replace(GOOD, BAD), good))
     return root
 
 
 def _hunk(lines: list[str], old: str, new: str) -> str:
     """A one-line-change hunk with a line of context each side."""
-    at = next(i for i, line in enumerate(lines) if old in line)
-    before, changed, after = lines[at - 1], lines[at], lines[at + 1]
-    return (f"@@ -{at},3 +{at},3 @@\n {before}\n-{changed}\n+{changed.replace(old, new)}\n {after}\n")
+    at = lines.index(old)
+    return f"@@ -{at},3 +{at},3 @@\n {lines[at - 1]}\n-{old}\n+{new}\n {lines[at + 1]}\n"
 
 
 @pytest.mark.parametrize("mode", ["fork", "fresh"])
@@ -57,9 +67,9 @@ def test_the_projects_own_pytest_runs_its_tests(make_env, pytest_task, mode):
     # The venv's pytest would pass both approx tests: the project's, with its bug, fails them.
     assert (info["score"], info["max_score"]) == (1, 3), info
     assert not info.get("forked"), info
-    api = "src/_pytest/python_api.py"
-    old = next(line for line in (env.workspace.root / api).read_text().splitlines() if BAD in line)
-    env.step({"name": "edit", "arguments": {"path": api, "old": old, "new": old.replace(BAD, GOOD)}})
+    api = f"src/_pytest/{_approx_source().name}"
+    good = TOLERANCE.search(_approx_source().read_text()).group(0)
+    env.step({"name": "edit", "arguments": {"path": api, "old": good.replace(GOOD, BAD), "new": good}})
     _, reward, _, _, info = env.step({"name": "eval"})
     assert reward == 1.0 and "suspicious" not in info, info
     env.close()

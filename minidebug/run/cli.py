@@ -39,7 +39,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--resume and --rerun-failed need --out (the folder of the earlier run)")
     if args.backend == "ray" and (args.ray_address or "").startswith("ray://"):
         _need_ray_client()
-    make_options = {"strict": True} if args.strict else {}
+    make_options: dict[str, Any] = {**dict(args.limit), "sandbox": from_command_line(args.sandbox)}
+    if args.strict:
+        make_options["strict"] = True
     tasks = select_tasks(args.tasks)
     if "replay" in args.agent:
         _check_replayed_task(args.trajectory, tasks)
@@ -51,6 +53,8 @@ def _run(args: argparse.Namespace) -> int:
         try:
             results = run_batch(specs, args.out, jobs, args.backend, args.ray_address, progress.advance)
         except RunInterrupted as stop:
+            for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # ending already; and Python's exit
+                signal.signal(signum, signal.SIG_IGN)  # would put back the default action, which kills
             progress.__exit__(None, None, None)
             if stop.results:
                 print(summary(stop.results))
@@ -66,11 +70,20 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _interrupt_on(*signals: signal.Signals) -> None:
+    """The first of `signals` (and SIGHUP) raises KeyboardInterrupt; later ones find the run already ending
+    (the batch's workers kill their episodes at once on one while they close) and are ignored, so that none
+    cuts the way out short."""
+    raised = []
+
     def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        if not raised:
+            raised.append(signum)
+            raise KeyboardInterrupt
 
     for signum in signals:
         signal.signal(signum, interrupt)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # a closed terminal, unless nohup asked otherwise
+        signal.signal(signal.SIGHUP, interrupt)
 
 
 def _how_to_go_on(args: argparse.Namespace) -> str:
@@ -231,6 +244,29 @@ def _count(text: str) -> int:
     return value
 
 
+def _limit(text: str) -> tuple[str, float | int]:
+    """NAME=VALUE: one of make()'s limits (a field of Limits, or max_seconds), checked as make() checks it."""
+    from pydantic import ValidationError
+
+    from ..tasks.spec import Limits
+
+    name, equals, value = text.partition("=")
+    names = [*Limits.model_fields, "max_seconds"]
+    if not equals or name not in names:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE with NAME one of {', '.join(names)}")
+    whole = name != "max_seconds" and Limits.model_fields[name].annotation is int
+    try:
+        number = int(value) if whole else float(value)
+        if name == "max_seconds" and not number > 0:
+            raise ValueError
+        if name != "max_seconds":
+            Limits(**{name: number})
+    except (ValueError, ValidationError):
+        kind = "a whole number" if whole else "a number"
+        raise argparse.ArgumentTypeError(f"{name}: {value!r} is not {kind} above 0") from None
+    return name, number
+
+
 def build_parser() -> argparse.ArgumentParser:
     from importlib.metadata import version
 
@@ -249,6 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("-j", "--jobs", type=_count, help="worker processes (default: the number of cores)")
     run_parser.add_argument("--strict", action="store_true",
                             help="score 0 every eval that shows signs of in-memory forgery (make(strict=True))")
+    run_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
+                            help="the sandbox the episodes run in (default: auto, as in make())")
+    run_parser.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=VALUE",
+                            help="one of make()'s limits for every episode, e.g. max_steps=20 or eval_timeout=120 "
+                                 "(repeatable; default: each task's own)")
     run_parser.add_argument("--resume", action="store_true", help="skip episodes already finished in --out")
     run_parser.add_argument("--rerun-failed", action="store_true", help="run only the episodes that failed in --out")
     run_parser.add_argument("--backend", choices=["process", "ray"], default="process",

@@ -5,8 +5,9 @@ sentinels together, so nothing it waits for can block it:
 - a worker that dies (killed, out of memory) has its episode recorded as an error, and a new worker takes the
   next episode;
 - KeyboardInterrupt in the parent (Ctrl-C, or SIGTERM as the CLI routes it) starts nothing new and sends SIGTERM
-  to the busy workers, whose episodes unwind once and close their envs; a second one, or a worker that takes
-  longer than `CLOSE_GRACE` seconds, is killed at once and what it left is removed as `minidebug gc` would.
+  to the busy workers, whose episodes unwind once and close their envs; SIGINT or SIGTERM once more, or a worker
+  that takes longer than `CLOSE_GRACE` seconds, kills them at once, and what they left is removed as
+  `minidebug gc` would.
 Workers ignore SIGINT: a terminal's Ctrl-C reaches the whole process group, and the parent decides.
 """
 
@@ -19,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -150,36 +152,39 @@ class LocalWorkers:
 
     def stop(self) -> list[Outcome]:
         """End every worker and return the outcomes that arrived meanwhile. Idle workers are told to end; busy
-        ones get SIGTERM and CLOSE_GRACE seconds to close their episodes; a KeyboardInterrupt meanwhile, or the
-        grace running out, kills the rest at once and removes what they left, as `minidebug gc` does."""
+        ones get SIGTERM and CLOSE_GRACE seconds to close their episodes. SIGINT or SIGTERM meanwhile (a second
+        Ctrl-C), or the grace running out, kills the rest at once, and what they left is removed as
+        `minidebug gc` does. Idempotent."""
         for worker in self.workers:
             if worker.spec is None:
                 _send(worker.conn, None)
-            elif not worker.process.is_alive():
-                continue  # died before the interrupt: its episode is recorded as an error below
-            else:
+            elif worker.process.is_alive():  # one that died before is recorded as an error below
                 worker.stopping = True
                 _signal(worker, signal.SIGTERM)
-        try:
-            deadline = time.monotonic() + CLOSE_GRACE
-            for worker in self.workers:
-                worker.process.join(max(0.0, deadline - time.monotonic()))
-        except KeyboardInterrupt:
-            pass
-        killed = [worker for worker in self.workers if worker.process.is_alive()]
-        for worker in killed:
-            _signal(worker, signal.SIGKILL)
-        outcomes = []
-        for worker in list(self.workers):
-            worker.process.join()
-            outcome = self._finish(worker)
-            if outcome is not None:
-                outcomes.append(outcome)
-            self._forget(worker)
-        if killed:
-            from .cleanup import collect
+        killed = []
 
-            collect()  # their episode dirs, rooms and processes: their owners are dead now
+        def kill_all(*_: Any) -> None:
+            for worker in list(self.workers):
+                if worker.process.is_alive():
+                    killed.append(worker)
+                    _signal(worker, signal.SIGKILL)
+
+        with _on_signals(kill_all):
+            deadline = time.monotonic() + CLOSE_GRACE
+            for worker in list(self.workers):
+                worker.process.join(max(0.0, deadline - time.monotonic()))
+            kill_all()
+            outcomes = []
+            for worker in list(self.workers):
+                worker.process.join()
+                outcome = self._finish(worker)
+                if outcome is not None:
+                    outcomes.append(outcome)
+                self._forget(worker)
+            if killed:
+                from .cleanup import collect
+
+                collect()  # their episode dirs, rooms and processes: their owners are dead now
         return outcomes
 
     def _busy(self) -> bool:
@@ -214,6 +219,20 @@ class LocalWorkers:
         if reply[0] == "done":
             return reply[1], reply[2]
         return self.failed(spec, reply[1])
+
+
+@contextmanager
+def _on_signals(action: Callable[..., None]) -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM call `action` instead of raising (in the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {signum: signal.signal(signum, action) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 def _send(conn: Connection, message: Any) -> None:
