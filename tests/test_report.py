@@ -14,12 +14,13 @@ from minidebug.agents.oracle import edits_for  # noqa: E402
 from minidebug.core.trajectory import (Action, HeaderRecord, ResultRecord, StepInfo, StepRecord,  # noqa: E402
                                        TrajectoryWriter, read_trajectory)
 from minidebug.report import build_report, load, text_summary  # noqa: E402
-from minidebug.report.paired import verdicts  # noqa: E402
+from minidebug.report.paired import MIN_PAIRS, bootstrap_interval, verdicts  # noqa: E402
 from minidebug.run.cli import main  # noqa: E402
 from minidebug.tasks.patch import parse_patch  # noqa: E402
 from minidebug.tasks.task import load_task  # noqa: E402
 
 from .chat_server import completion  # noqa: E402
+from .test_report_paired import OUTCOMES, SEEDS, differences, write_run  # noqa: E402
 
 TASKS = ["sum_tree", "late_handlers", "shadowed_max"]
 UNSOLVED = "shadowed_max"  # the scripted model gives up on this one
@@ -115,7 +116,11 @@ def test_the_run_records_what_the_report_needs(recorded_run):
         assert 0 < episode.step_seconds < episode.seconds
         assert episode.setup_seconds == pytest.approx(episode.seconds - episode.step_seconds)
     text = text_summary([recorded_run])
-    assert "scripted · debug − rewrite: +0.0 points (95% CI +0.0 to +0.0), n = 3 pairs" in text
+    assert ("scripted · debug − rewrite: +0.0 points, n = 3 pairs; solved 2/3 against 2/3; too few pairs (fewer "
+            f"than {MIN_PAIRS}): too small a sample to tell, no interval") in text
+    assert (f"    {UNSOLVED} · debug-after-1 − rewrite: +0.0 points, n = 1 pair; solved 0/1 against 0/1; "
+            "too few pairs") in text
+    assert "+0.0 to +0.0" not in text
     assert "67% (2/3)" in text and "n/a" in text
 
 
@@ -128,6 +133,11 @@ def test_paired_differences_of_a_real_run(recorded_run, giving_up_run, tmp_path)
     scripted = found["scripted"].comparisons
     assert [(c.arm, c.baseline, c.pairs, c.solved, c.baseline_solved) for c in scripted] == [
         ("scripted · debug", "scripted · rewrite", 3, 2, 2), ("scripted · debug-after-1", "scripted · rewrite", 3, 2, 2)]
+    assert [task for task, _ in found["scripted"].tasks] == [("bundled", task) for task in sorted(TASKS)]
+    for (_, task), comparisons in found["scripted"].tasks:  # per task: one seed, so one pair, and no interval
+        solved = int(task != UNSOLVED)
+        assert [(c.arm, c.pairs, c.solved, c.baseline_solved, c.difference, c.low, c.no_interval)
+                for c in comparisons] == [(c.arm, 1, solved, solved, 0.0, None, "too few pairs") for c in scripted]
     # without a rewrite arm there is nothing to compare with, and the report says so
     only_debug = tmp_path / "only-debug"
     only_debug.mkdir()
@@ -166,7 +176,10 @@ def test_report_in_a_real_browser(recorded_run, browser, tmp_path):
     assert [r.find_element(By.TAG_NAME, "th").text for r in rows] == [
         "scripted · debug − rewrite", "scripted · debug-after-1 − rewrite"]
     assert [td.text for td in rows[0].find_elements(By.TAG_NAME, "td")][:5] == [
-        "+0.0 points", "+0.0 to +0.0", "n = 3", "2/3 (67%)", "2/3 (67%)"]
+        "+0.0 points", "too few pairs", "n = 3", "2/3 (67%)", "2/3 (67%)"]
+    assert [p.text for p in verdict.find_elements(By.CSS_SELECTOR, "p.small-sample")] == [
+        f"too few pairs {arm} − rewrite: n = 3, fewer than {MIN_PAIRS}. The sample is too small to tell whether "
+        "the arms differ; no interval is shown." for arm in ARMS[:2]]
     assert verdict.find_elements(By.CSS_SELECTOR, "#plot-differences svg")
     rows = browser.find_elements(By.CSS_SELECTOR, "table.summary tbody tr")
     assert [r.find_element(By.TAG_NAME, "th").text for r in rows] == ARMS
@@ -322,6 +335,40 @@ def test_two_runs_side_by_side(recorded_run, tmp_path, browser):
     assert [a.text for a in outcomes] == [f"{arm}: solved" for arm in report.arms]
     outcomes[0].click()
     assert shown(browser, "episode").find_element(By.TAG_NAME, "h1").text == f"{sorted(TASKS)[0]}.oracle.s0"
+    assert console_errors(browser) == []
+
+
+def test_per_task_differences_and_the_small_sample_warning_in_a_browser(tmp_path, browser):
+    """Each arm − rewrite over all tasks and per task: an interval where the pairs allow one, else "too few
+    pairs" and, over all tasks, a warning."""
+    from selenium.webdriver.common.by import By
+
+    out = tmp_path / "report.html"
+    build_report([write_run(tmp_path / "run", OUTCOMES)], out)
+    browser.get(out.as_uri())
+    def shown_interval(values):
+        return "{:+.1f} to {:+.1f}".format(*(100 * bound for bound in bootstrap_interval(values)))
+
+    verdict = browser.find_element(By.ID, "verdict")
+    cells = [[td.text for td in row.find_elements(By.TAG_NAME, "td")][:3]
+             for row in verdict.find_elements(By.CSS_SELECTOR, "table.verdict tbody tr")]
+    assert cells == [["+22.7 points", shown_interval(differences("debug", ["late_handlers", "sum_tree"])), "n = 22"],
+                     ["+0.0 points", "too few pairs", "n = 2"]]
+    (warning,) = verdict.find_elements(By.CSS_SELECTOR, "p.small-sample")
+    assert warning.text.startswith(f"too few pairs m · debug-after-1 − rewrite: n = 2, fewer than {MIN_PAIRS}.")
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.task-verdict tbody tr")
+    assert [[row.find_element(By.TAG_NAME, "th").text] + [td.text for td in row.find_elements(By.TAG_NAME, "td")][:6]
+            for row in rows] == [
+        ["late_handlers", "m · debug − rewrite", "+0.0 points", "too few pairs", "n = 2", "0/2 (0%)", "0/2 (0%)"],
+        ["late_handlers", "m · debug-after-1 − rewrite", "+0.0 points", "too few pairs", "n = 2", "0/2 (0%)",
+         "0/2 (0%)"],
+        ["sum_tree", "m · debug − rewrite", "+25.0 points", shown_interval(differences("debug", ["sum_tree"])),
+         f"n = {SEEDS}", f"10/{SEEDS} (50%)", f"5/{SEEDS} (25%)"],
+        ["sum_tree", "m · debug-after-1 − rewrite",
+         "no pairs: nothing ran under both m · debug-after-1 and m · rewrite."]]
+    assert "+0.0 to +0.0" not in browser.find_element(By.ID, "overview").text
+    verdict.find_element(By.LINK_TEXT, "Per task").click()
+    assert browser.current_url.endswith("#task-verdicts") and shown(browser, "task-verdicts")
     assert console_errors(browser) == []
 
 

@@ -2,13 +2,14 @@
 
 Needs the `[report]` extra (jinja2 for the page, matplotlib for the plots, drawn as inline SVG). The
 page has no external resource. At its top, per model, the answer to "did the debugger help?": each arm's
-solve rate minus the rewrite arm's on the tasks and seeds both ran, with a bootstrap interval (`paired`);
-then the solve rate per arm and task set with counts, episode seconds apart from setup seconds, suspicious
-evals per arm, plots of solve rate, steps, tokens and seconds, tool use per arm (n/a for arms without the
-debugger), one row per task with each arm's outcome, a side-by-side view of a task's episodes, and a page
-per episode (timeline of tool calls with their observations, diffs highlighted, unlock notes, eval results,
-where the budget went), drawn on demand from embedded JSON so that a report of thousands of episodes opens
-at once. Arms keep one order and one colour throughout (see `data`).
+solve rate minus the rewrite arm's on the tasks and seeds both ran, with a bootstrap interval where the pairs
+allow one and a warning where they are too few (`paired`); then the solve rate per arm and task set with
+counts, episode seconds apart from setup seconds, suspicious evals per arm, plots of solve rate, steps,
+tokens and seconds, tool use per arm (n/a for arms without the debugger), per task each arm's difference
+from rewrite and one row per seed with each arm's outcome, a side-by-side view of a task's episodes, and a
+page per episode (timeline of tool calls with their observations, diffs highlighted, unlock notes, eval
+results, where the budget went), drawn on demand from embedded JSON so that a report of thousands of
+episodes opens at once. Arms keep one order and one colour throughout (see `data`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .data import Episode, Report, load
-from .paired import verdicts
+from .paired import MIN_PAIRS, TOO_FEW, verdicts
 from .text import text_summary
 
 __all__ = ["build_report", "load", "text_summary"]
@@ -46,6 +47,7 @@ def build_report(runs: list[Path], out: Path) -> Report:
         runs=report.runs, episodes=report.episodes, arms=report.arms, task_sets=report.task_sets,
         table=report.table, tool_use=report.tool_use, by_arm=by_arm, per_task=per_task, verdicts=answers,
         colour=report.colour, several_seeds=len({e.seed for e in report.episodes}) > 1,
+        interval={"min_pairs": MIN_PAIRS, "too_few": TOO_FEW},
         plots={"differences": plots.differences(report, answers), "solve_rate": plots.solve_rate(report),
                "distributions": plots.distributions(report), "tool_use": plots.tool_use(report)},
         data={"episodes": _details(report),

@@ -75,19 +75,22 @@ def solve_rate(report: Report) -> str:
 
 
 def differences(report: Report, verdicts: list[ModelVerdict]) -> str | None:
-    """Each comparison's difference of solve rates (arm − rewrite) with its interval, a line at 0; None when
-    there is no comparison with pairs."""
+    """Each comparison's difference of solve rates (arm − rewrite) with its interval, a line at 0; a hollow
+    point and the reason for a comparison without an interval; None when there is no comparison with pairs."""
     rows = [c for verdict in verdicts for c in verdict.comparisons if c.difference is not None]
     if not rows:
         return None
     figure, (axes,) = _figure(6.0, 0.9 + 0.35 * len(rows))
     axes.axvline(0, color="#555", linewidth=0.8)
     for index, c in enumerate(rows):
-        points = [100 * c.difference]
-        axes.errorbar(points, [index], xerr=[[points[0] - 100 * c.low], [100 * c.high - points[0]]], fmt="o",
-                      color=report.colour(c.arm), capsize=4, markersize=6, linewidth=2)
-        axes.annotate(f"{points[0]:+.0f}", (points[0], index), textcoords="offset points", xytext=(0, 6),
-                      ha="center", fontsize=7)
+        point, colour = 100 * c.difference, report.colour(c.arm)
+        if c.low is None:
+            axes.plot([point], [index], "o", markerfacecolor="white", markeredgecolor=colour, markersize=6)
+        else:
+            axes.errorbar([point], [index], xerr=[[point - 100 * c.low], [100 * c.high - point]], fmt="o",
+                          color=colour, capsize=4, markersize=6, linewidth=2)
+        label = f"{point:+.0f}" + (f" ({c.no_interval}, n = {c.pairs})" if c.no_interval else "")
+        axes.annotate(label, (point, index), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
     axes.set_yticks(range(len(rows)), [_short(f"{c.arm} − {c.baseline.split(' · ', 1)[-1]}", 44) for c in rows])
     axes.set_ylim(len(rows) - 0.4, -0.6)  # first comparison on top
     axes.set_xlim(-105, 105)

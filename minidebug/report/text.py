@@ -5,27 +5,45 @@ from __future__ import annotations
 from pathlib import Path
 
 from .data import load
-from .paired import Comparison, verdicts
+from .paired import MIN_PAIRS, TOO_FEW, Comparison, ModelVerdict, verdicts
+
+
+def figures(comparison: Comparison, warn: bool = True) -> str:
+    """"+10.0 points (95% CI -5.0 to +25.0), n = 30 pairs; solved 12/30 against 9/30", or why there is no
+    interval in its place; with `warn`, too few pairs are called too small a sample."""
+    c = comparison
+    if c.difference is None:
+        return "no pairs (nothing ran under both)"
+    interval = f" (95% CI {100 * c.low:+.1f} to {100 * c.high:+.1f})" if c.low is not None else ""
+    text = (f"{100 * c.difference:+.1f} points{interval}, n = {c.pairs} pair{'s' * (c.pairs != 1)}; "
+            f"solved {c.solved}/{c.pairs} against {c.baseline_solved}/{c.pairs}")
+    if c.no_interval == TOO_FEW and warn:
+        return text + f"; {TOO_FEW} (fewer than {MIN_PAIRS}): too small a sample to tell, no interval"
+    return text + (f"; {c.no_interval}" if c.no_interval else "")
 
 
 def comparison_text(comparison: Comparison) -> str:
-    """"m · debug − rewrite: +10.0 points (95% CI -5.0 to +25.0), n = 30 pairs; solved 12/30 against 9/30"."""
-    c = comparison
-    baseline = c.baseline.split(" · ", 1)[-1]
-    head = f"{c.arm} − {baseline}: "
-    if c.difference is None:
-        return head + "no task and seed ran under both"
-    return (head + f"{100 * c.difference:+.1f} points (95% CI {100 * c.low:+.1f} to {100 * c.high:+.1f}), "
-            f"n = {c.pairs} pairs; solved {c.solved}/{c.pairs} against {c.baseline_solved}/{c.pairs}")
+    """"m · debug − rewrite: " and the comparison's `figures`."""
+    return f"{comparison.arm} − {comparison.baseline.split(' · ', 1)[-1]}: {figures(comparison)}"
+
+
+def task_lines(verdict: ModelVerdict, several_sets: bool) -> list[str]:
+    """Per task, one indented line per comparison: "  sum_tree · debug − rewrite: +0.0 points, ..."."""
+    lines = [f"  per task (solved-rate points, an interval from {MIN_PAIRS} pairs):"] if verdict.tasks else []
+    for (task_set, task), comparisons in verdict.tasks:
+        name = f"{task_set}/{task}" if several_sets else task
+        lines += [f"    {name} · {c.arm.split(' · ', 1)[-1]} − {c.baseline.split(' · ', 1)[-1]}: "
+                  f"{figures(c, warn=False)}" for c in comparisons]
+    return lines
 
 
 def text_summary(runs: list[Path]) -> str:
-    """The paired differences per model, then the summary and tool-use tables."""
+    """The paired differences per model, over all tasks and per task, then the summary and tool-use tables."""
     report = load([Path(run) for run in runs])
     lines = []
     for verdict in verdicts(report):
         lines += [f"{verdict.model}: {verdict.missing}"] if verdict.missing else [
-            comparison_text(c) for c in verdict.comparisons]
+            comparison_text(c) for c in verdict.comparisons] + task_lines(verdict, len(report.task_sets) > 1)
     columns = report.task_sets + ["all"]
     width = max(len(arm) for arm in report.arms + ["arm"])
     cells = {column: max(len(column), 14) for column in columns}
