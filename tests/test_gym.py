@@ -7,6 +7,7 @@ import pytest
 gymnasium = pytest.importorskip("gymnasium", reason="the [gym] extra is part of the test extra; install it")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
+from minidebug.errors import UsageError  # noqa: E402
 from minidebug.integrations.gym import MinidebugGymEnv, UnicodeText  # noqa: E402
 
 
@@ -45,6 +46,22 @@ def test_non_ascii_reaches_the_agent_unchanged(cache_dir):
         assert env.action_space.contains(call)
         obs, *_ = env.step(call)
         assert "test_store.py" in obs
+    finally:
+        env.close()
+
+
+def test_an_unknown_strategy_is_refused_when_the_env_is_built(cache_dir):
+    with pytest.raises(UsageError, match="unknown strategy 'debug-after'; it runs debug, rewrite, "
+                                         "debug-after-N with N >= 1$") as refused:
+        gymnasium.make("minidebug.integrations.gym:minidebug/sum_tree", strategy="debug-after", cache_dir=cache_dir)
+    assert "\n" not in str(refused.value)
+    env = MinidebugGymEnv("off_by_one", strategy="debug-after-1", cache_dir=cache_dir)
+    try:
+        env.reset(seed=0)
+        obs, *_ = env.step('{"name": "edit", "arguments": {"path": "items.py", "old": "-n - 1", "new": "-n"}}')
+        assert "[new tools available from now on]" in obs
+        obs, *_ = env.step('{"name": "pdb", "arguments": {"command": "b items.py:2"}}')
+        assert "Breakpoint 1 at items.py:2" in obs
     finally:
         env.close()
 

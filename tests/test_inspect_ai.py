@@ -105,6 +105,21 @@ def test_tasks_are_a_list_or_a_comma_string_as_inspect_passes_them(tasks):
     assert [sample.id for sample in minidebug_tasks(tasks=tasks).dataset] == ["sum_tree", "late_handlers"]
 
 
+def test_an_unknown_strategy_is_refused_when_the_task_or_sandbox_config_is_built():
+    from minidebug.errors import UsageError
+    from minidebug.integrations.inspect_ai import minidebug_agent
+
+    every = "; it runs debug, rewrite, debug-after-N with N >= 1$"
+    with pytest.raises(UsageError, match="the inspect_ai adapter: unknown strategy 'bogus'" + every) as refused:
+        minidebug_tasks(tasks="sum_tree", strategy="bogus")
+    assert "\n" not in str(refused.value)
+    with pytest.raises(UsageError, match="'debug-after-0'" + every):
+        MinidebugSandbox.config_deserialize({"task": "sum_tree", "strategy": "debug-after-0"})
+    with pytest.raises(UsageError, match="'rewrite-after-1'" + every):
+        minidebug_agent("rewrite-after-1")
+    assert MinidebugSandboxConfig(strategy="debug-after-2").make_options()["strategy"] == "debug-after-2"
+
+
 def test_sandbox_minidebug_in_any_task_with_inspects_own_bash_tool(tmp_path, cache_dir, monkeypatch):
     from inspect_ai.agent import react
 

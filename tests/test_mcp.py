@@ -83,3 +83,16 @@ def test_an_unlock_tells_the_client_the_tool_list_changed(calc_task, cache_dir):
                 assert len(notices) == 2 and "pdb" not in await names(session)
 
     asyncio.run(asyncio.wait_for(episode(), 120))
+
+
+def test_an_unknown_strategy_is_a_usage_error_before_any_episode(calc_task, capsys):
+    from minidebug.errors import UsageError
+    from minidebug.integrations.mcp_server import main as serve
+    from minidebug.run.cli import main
+
+    with pytest.raises(UsageError, match="unknown strategy 'debug-after-0'; it runs debug, rewrite, "
+                                         "debug-after-N with N >= 1$"):
+        serve(str(calc_task), strategy="debug-after-0")
+    assert main(["mcp", str(calc_task), "--strategy", "bogus"]) == 2
+    assert capsys.readouterr().err == ("minidebug: the MCP server: unknown strategy 'bogus'; it runs debug, "
+                                       "rewrite, debug-after-N with N >= 1\n")

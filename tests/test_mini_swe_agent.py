@@ -12,6 +12,7 @@ import yaml  # noqa: E402
 from minisweagent.agents.default import DefaultAgent
 from minisweagent.models.test_models import DeterministicModel, make_output
 
+from minidebug.errors import UsageError
 from minidebug.integrations.mini_swe_agent import MinidebugEnvironment
 
 from .conftest import descendants
@@ -93,3 +94,15 @@ def test_md_arguments_follow_the_tools_types(cache_dir):
         assert env.execute({"command": "md view tree.py 1 3"})["output"].startswith("tree.py (lines 1-3 of 24)")
         breakpoint_set = env.execute({"command": "md pdb b tree.py:6"})  # the last argument takes the rest
         assert breakpoint_set["returncode"] == 0 and "Breakpoint 1" in breakpoint_set["output"], breakpoint_set
+
+
+def test_a_strategy_is_checked_when_built_and_md_gets_the_unlocked_tools(cache_dir):
+    with pytest.raises(UsageError, match="unknown strategy 'debugger'; it runs debug, rewrite, "
+                                         "debug-after-N with N >= 1$") as refused:
+        MinidebugEnvironment(task="off_by_one", strategy="debugger", cache_dir=cache_dir)
+    assert "\n" not in str(refused.value)
+    with MinidebugEnvironment(task="off_by_one", strategy="debug-after-1", cache_dir=cache_dir) as env:
+        assert "unknown tool 'pdb'" in env.execute({"command": "md pdb 'b items.py:2'"})["output"]
+        edited = env.execute({"command": """md edit '{"path": "items.py", "old": "-n - 1", "new": "-n"}'"""})
+        assert "[new tools available from now on]" in edited["output"]
+        assert "Breakpoint 1 at items.py:2" in env.execute({"command": "md pdb 'b items.py:2'"})["output"]

@@ -46,3 +46,33 @@ def test_marker_without_the_fixture_is_a_usage_error(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*the minidebug_tasks marker needs the minidebug_task or minidebug_env fixture*"])
+
+
+def test_a_failing_test_reports_its_trajectory_and_diff(pytester, cache_dir, monkeypatch):
+    from minidebug.core.trajectory import Trajectory, read_trajectory
+    from minidebug.run.replay_check import replay
+
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    pytester.makepyfile(test_agent="""
+        def test_a_wrong_fix(minidebug_env):
+            minidebug_env.reset()
+            minidebug_env.step({"name": "edit", "arguments": {"path": "items.py", "old": "[-n - 1:]",
+                                                              "new": "[-n - 2:]"}})
+            obs, reward, terminated, truncated, info = minidebug_env.step({"name": "eval"})
+            assert reward == 1.0
+
+        def test_no_episode(minidebug_env):
+            assert False
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    output = result.stdout.str()
+    result.stdout.fnmatch_lines(["*- minidebug episode -*", "trajectory: *off_by_one.jsonl", "diff:",
+                                 "-    return items[[]-n - 1:[]]", "+    return items[[]-n - 2:[]]",
+                                 "*- minidebug episode -*", "no episode: the test did not call reset()"])
+    [path] = [line.split(": ", 1)[1] for line in output.splitlines() if line.startswith("trajectory: ")]
+    trajectory = Trajectory.of(read_trajectory(path))  # the result line is written when the test ends
+    assert [step.action.name for step in trajectory.steps] == ["edit", "eval"]
+    assert not trajectory.result.solved and "+    return items[-n - 2:]" in trajectory.result.diff
+    mismatches, _ = replay(path, cache_dir)
+    assert mismatches == []

@@ -7,6 +7,7 @@ import pytest
 skyrl_gym = pytest.importorskip("skyrl_gym", reason="the [skyrl] extra is part of the test extra; install it")
 
 import minidebug.integrations.skyrl as skyrl
+from minidebug.errors import UsageError
 from minidebug.integrations.skyrl import MinidebugTextEnv, dataset_rows
 
 from .conftest import descendants
@@ -80,3 +81,15 @@ def test_rows_and_bad_input():
         MinidebugTextEnv(extras={})
     with pytest.raises(RuntimeError, match="init"):
         MinidebugTextEnv(extras={"task": "sum_tree"}).step("<tool_call>{}</tool_call>")
+
+
+def test_an_unknown_strategy_is_refused_when_the_env_is_built():
+    with pytest.raises(UsageError, match="unknown strategy 'debug-after-0'; it runs debug, rewrite, "
+                                         "debug-after-N with N >= 1$") as refused:
+        MinidebugTextEnv(env_config={"make": {"strategy": "debug"}}, extras={"task": "sum_tree",
+                                                                          "make": {"strategy": "debug-after-0"}})
+    assert "\n" not in str(refused.value)
+    with pytest.raises(UsageError, match="'bogus'"):
+        MinidebugTextEnv(env_config={"make": {"strategy": "bogus"}}, extras={"task": "sum_tree"})
+    env = MinidebugTextEnv(extras={"task": "sum_tree", "make": {"strategy": "debug-after-2"}})
+    assert env.make_options == {"strategy": "debug-after-2"}

@@ -19,6 +19,7 @@ import verifiers.v1 as vf  # noqa: E402
 from verifiers.v1.clients import ModelContext
 
 import minidebug
+from minidebug.errors import UsageError
 from minidebug.integrations.verifiers import load_environment, signature_of, task_paths
 
 OLD_SIGNATURE = "def __init__(self, value, children=[]):"
@@ -168,8 +169,10 @@ def test_task_selection_names_what_matches_nothing(tmp_path):
         task_paths([str(tmp_path / "none-*")])
 
 
-def test_a_strategy_that_unlocks_tools_mid_rollout_is_refused():
-    env = load_environment(tasks=["sum_tree"], make={"strategy": "debug-after-2"},
-                           agent=vf.AgentConfig(harness={"id": "null"}, runtime=vf.SubprocessConfig()))
-    with pytest.raises(ValueError, match="'debug-after-2' unlocks tools during a rollout"):
-        list(env.taskset)
+@pytest.mark.parametrize("strategy", ["debug-after-2", "bogus"])
+def test_a_strategy_it_cannot_run_is_refused_when_the_env_is_built(strategy):
+    with pytest.raises(UsageError, match=f"'{strategy}'.*; it runs debug, rewrite$") as refused:
+        load_environment(tasks=["sum_tree"], make={"strategy": strategy})
+    assert "\n" not in str(refused.value)
+    env = load_environment(tasks=["sum_tree"], make={"strategy": "rewrite"})
+    assert [task.data.make for task in env.taskset] == [{"strategy": "rewrite"}]

@@ -14,6 +14,8 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
+from .strategy_check import adapter_strategy
+
 MAX_TEXT = 1_000_000
 
 
@@ -37,7 +39,10 @@ class MinidebugGymEnv(gymnasium.Env):
 
     Args:
         task: a task folder path or bundled task name.
-        **make_options: passed to `minidebug.make` (limits, tools, ...).
+        **make_options: passed to `minidebug.make` (limits, tools, strategy, ...).
+
+    Raises:
+        UsageError: an unknown strategy.
     """
 
     metadata = {"render_modes": []}
@@ -45,6 +50,7 @@ class MinidebugGymEnv(gymnasium.Env):
     def __init__(self, task: str, render_mode: str | None = None, **make_options: Any):
         from ..core.make import make
 
+        adapter_strategy(make_options.get("strategy", "debug"), "the Gymnasium env")
         self.render_mode = render_mode
         self.observation_space = UnicodeText(MAX_TEXT)
         self.action_space = UnicodeText(MAX_TEXT)

@@ -39,15 +39,21 @@ from pydantic import BaseModel
 from ..errors import MinidebugError, ToolError, WorkspaceError
 from ..store.gitcmd import git
 from ..workspace.safefs import read_entry, write_file
+from .strategy_check import adapter_strategy
 
 TOOLS = ("pdb", "trace", "inspect", "view", "listdir", "grep", "edit", "eval")
 METADATA_KEY = "minidebug_task"
 EPISODE_GIT = ".base.git"  # in the episode's HOME: the repository `git` sees in the sandbox
 NUDGES = "minidebug:answers_without_tool_call"  # in the sample's store
+ADAPTER = "the inspect_ai adapter"  # as errors name it
 
 
 class MinidebugSandboxConfig(BaseModel, frozen=True):
-    """`task` is used when a sample names none in its metadata; the rest are `minidebug.make`'s options."""
+    """`task` is used when a sample names none in its metadata; the rest are `minidebug.make`'s options.
+
+    Raises:
+        UsageError: an unknown strategy (raised here, not in pydantic's ValidationError).
+    """
 
     task: str | None = None
     strategy: str = "debug"
@@ -55,6 +61,10 @@ class MinidebugSandboxConfig(BaseModel, frozen=True):
     max_tokens: int | None = None
     sandbox: str | None = "auto"
     bash: bool = True
+
+    def __init__(self, **data: Any):
+        super().__init__(**data)
+        adapter_strategy(self.strategy, ADAPTER)
 
     def make_options(self) -> dict[str, Any]:
         options = self.model_dump(exclude={"task"})
@@ -255,12 +265,11 @@ def minidebug_agent(strategy: str = "debug", template: str | None = None) -> Age
     tool call (the model is asked again in between with `minidebug run`'s words).
 
     Raises:
-        ValueError: an unknown strategy.
+        UsageError: an unknown strategy.
     """
     from ..agents.llm import MAX_NUDGES, strategy_prompt
-    from ..tools.strategies import parse_strategy
 
-    prompt = strategy_prompt(parse_strategy(strategy), template)
+    prompt = strategy_prompt(adapter_strategy(strategy, ADAPTER), template)
 
     async def go_on(state: AgentState) -> bool | str:
         if _box().over:
@@ -332,14 +341,13 @@ def minidebug_tasks(tasks: str | list[str] = "*", strategy: str = "debug", max_s
     minidebug's eval.
 
     Raises:
-        ValueError: an unknown strategy.
+        UsageError: an unknown strategy.
     """
     from ..tasks.select import select_tasks
-    from ..tools.strategies import parse_strategy
 
+    plan = adapter_strategy(strategy, ADAPTER)
     words = [tasks] if isinstance(tasks, str) else list(tasks)
     selected = select_tasks([s.strip() for word in words for s in str(word).split(",") if s.strip()])
-    plan = parse_strategy(strategy)
     dataset = [Sample(id=t.name, input=t.description.strip(), metadata={METADATA_KEY: str(Path(t.root))})
                for t in selected]
     config = MinidebugSandboxConfig(strategy=plan.name, max_steps=max_steps, bash=False)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from .strategy_check import adapter_strategy
+
 RESET_TOOL = "reset"
 
 
@@ -68,9 +70,14 @@ async def serve_stdio(env: Any) -> None:
 
 
 def main(task: str, bash: bool = False, strategy: str = "debug") -> None:
-    """Make and reset an env on task, serve it over stdio, close it when the client goes."""
+    """Make and reset an env on task, serve it over stdio, close it when the client goes.
+
+    Raises:
+        UsageError: an unknown strategy.
+    """
     from ..core.make import make
 
+    adapter_strategy(strategy, "the MCP server")
     with make(task, bash=bash, strategy=strategy) as env:
         env.reset()
         asyncio.run(serve_stdio(env))

@@ -23,6 +23,7 @@ from typing import Any
 from minisweagent.exceptions import Submitted
 
 from .shell_tools import ToolBridge
+from .strategy_check import adapter_strategy
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}*?\[\]~#!\n\\\"']|^\s*\w+=")
@@ -39,11 +40,15 @@ class MinidebugEnvironment:
         **make_options: keyword arguments of `minidebug.make` (limits, strategy, sandbox, ...); an eval that
             passes every test does not end the episode here (the agent submits), unless
             `terminate_on_success=True` is given.
+
+    Raises:
+        UsageError: an unknown strategy.
     """
 
     def __init__(self, *, task: str, timeout: float | None = None, **make_options: Any):
         from ..core.make import make
 
+        adapter_strategy(make_options.get("strategy", "debug"), "the mini-swe-agent environment")
         self.env = make(task, **{"terminate_on_success": False, **make_options})
         try:
             self.problem_statement, _ = self.env.reset(seed=0)

@@ -8,6 +8,9 @@
         ...                                        # drive your agent
         assert info["score"] == info["max_score"]
 
+When a test that uses `minidebug_env` fails, its report gets a section "minidebug episode": the path of the
+episode's trajectory (`<task>.jsonl` in the test's `tmp_path`, written as the test plays) and the env's diff.
+
 Loaded automatically (entry point `pytest11`) wherever minidebug is installed.
 """
 
@@ -16,6 +19,8 @@ from __future__ import annotations
 import pytest
 
 SMOKE = "smoke"
+SECTION = "minidebug episode"
+RECORDER = pytest.StashKey()  # the test's EpisodeRecorder, in its item's stash
 
 
 def _expand(selectors) -> list[str]:
@@ -54,10 +59,30 @@ def minidebug_task(request):
 
 
 @pytest.fixture
-def minidebug_env(minidebug_task):
-    """An env on `minidebug_task`, closed after the test (call reset() first)."""
+def minidebug_env(minidebug_task, request, tmp_path):
+    """An env on `minidebug_task`, closed after the test (call reset() first); its episode is recorded in
+    `tmp_path/<task>.jsonl`."""
     from ..core.make import make
+    from .recorder import EpisodeRecorder
 
     env = make(minidebug_task)
-    yield env
-    env.close()
+    recorder = request.node.stash[RECORDER] = EpisodeRecorder(env, tmp_path / f"{minidebug_task.name}.jsonl")
+    try:
+        yield env
+        recorder.finish()
+    finally:
+        env.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report gets the episode's trajectory path and diff, taken before the env closes."""
+    outcome = yield
+    report = outcome.get_result()
+    recorder = item.stash.get(RECORDER, None)
+    if report.when == "call" and report.failed and recorder is not None:
+        if recorder.started:
+            text = f"trajectory: {recorder.path}\ndiff:\n{recorder.diff() or '(no changes)'}"
+        else:
+            text = "no episode: the test did not call reset()"
+        report.sections.append((SECTION, text))

@@ -22,6 +22,7 @@ from skyrl_gym.envs import register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from ..core.textcalls import FORMATS_HELP
+from .strategy_check import adapter_strategy
 from .text_turns import TextTurns
 
 ENV_CLASS = "minidebug"
@@ -31,7 +32,11 @@ SYSTEM_PROMPT = ("You are debugging a Python project. Find and fix the bug the u
 
 
 class MinidebugTextEnv(BaseTextEnv):
-    """One rollout on one minidebug task; `init` starts the episode, `step` plays one model answer."""
+    """One rollout on one minidebug task; `init` starts the episode, `step` plays one model answer.
+
+    Raises:
+        ValueError: a row without a task; UsageError (a ValueError) for an unknown strategy.
+    """
 
     def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None):
         super().__init__()
@@ -40,6 +45,7 @@ class MinidebugTextEnv(BaseTextEnv):
             raise ValueError('a minidebug row needs extras["task"]: a task folder path or bundled task name')
         defaults = dict((env_config or {}).get("make", {}) or {})
         self.make_options = {**defaults, **dict(extras.get("make") or {})}
+        adapter_strategy(self.make_options.get("strategy", "debug"), "the SkyRL adapter")
         self.task = extras["task"]
         self.reward_kind = extras.get("reward") or (env_config or {}).get("reward") or "solved"
         self.env = None

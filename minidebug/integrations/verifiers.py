@@ -12,7 +12,7 @@ minidebug's eval: 1.0 when every counted test passes, else 0.0. When the agent's
 after it) the files are written into a fresh episode of the task and evaluated there, since the rollout's
 tool server is gone by the time verifiers scores. A rollout stops when the agent calls `submit`.
 The strategies `debug` and `rewrite` apply; `debug-after-N` does not (its tools arrive during the rollout,
-and a verifiers tool server lists the same tools for the whole rollout).
+and a verifiers tool server lists the same tools for the whole rollout), so building the env refuses it.
 
 verifiers finds a taskset by an importable module name: `load_environment` registers this module as
 `minidebug_tasks` in the running process. The default harness is verifiers' `null` chat loop, whose model has
@@ -35,6 +35,8 @@ from typing import Annotated, Any, Optional
 
 import verifiers.v1 as vf
 from pydantic import Field
+
+from .strategy_check import FIXED_TOOLS, adapter_strategy
 
 TASKSET_ID = "minidebug_tasks"
 PROMPT = ("{description}\n\nFind and fix the bug with the tools you have: run the code under pdb, view and edit "
@@ -132,14 +134,16 @@ class MinidebugTask(vf.Task[MinidebugData, MinidebugState, vf.TaskConfig]):
 
 
 class MinidebugTaskset(vf.Taskset[MinidebugTask, MinidebugTasksetConfig]):
+    def __init__(self, config: MinidebugTasksetConfig) -> None:
+        """Raises UsageError for a strategy a rollout's tool server cannot run (verifiers builds the taskset
+        when it builds the env)."""
+        adapter_strategy(config.make.get("strategy", "debug"), "the verifiers adapter", FIXED_TOOLS,
+                         "a verifiers tool server offers the same tools for the whole rollout")
+        super().__init__(config)
+
     def load(self):
-        from minidebug.tools.strategies import parse_strategy
         from minidebug.tasks.task import load_task
 
-        strategy = parse_strategy(str(self.config.make.get("strategy", "debug")))
-        if strategy.unlock_after_edits is not None:
-            raise ValueError(f"strategy {strategy.name!r} unlocks tools during a rollout, and a verifiers tool "
-                             "server offers the same tools for the whole rollout: use 'debug' or 'rewrite'")
         for path in task_paths(self.config.tasks):
             task = load_task(path)
             yield MinidebugTask(MinidebugData(id=task.name, name=task.name, task=str(path), make=self.config.make,
@@ -149,7 +153,11 @@ class MinidebugTaskset(vf.Taskset[MinidebugTask, MinidebugTasksetConfig]):
 
 def load_environment(tasks: list[str] | None = None, make: dict[str, Any] | None = None, harness: str = "null",
                      **env_config: Any) -> vf.Env:
-    """A verifiers env over minidebug tasks; `env_config` holds further `vf.EnvConfig` fields."""
+    """A verifiers env over minidebug tasks; `env_config` holds further `vf.EnvConfig` fields.
+
+    Raises:
+        UsageError: a strategy other than debug and rewrite in `make`.
+    """
     from verifiers.v1.utils.loaders import load_environment as load
 
     sys.modules.setdefault(TASKSET_ID, sys.modules[__name__])
