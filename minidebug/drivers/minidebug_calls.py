@@ -15,7 +15,8 @@ fails; each is a finding.
 
 import operator
 
-_class_dict = type.__dict__["__dict__"].__get__
+from minidebug_modules import class_namespace as _class_dict
+
 _mro = type.__dict__["__mro__"].__get__
 
 

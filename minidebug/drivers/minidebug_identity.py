@@ -20,7 +20,7 @@ import types
 
 _FUNCTION, _METHOD, _CODE = types.FunctionType, types.MethodType, types.CodeType
 _WRAPPERS = (staticmethod, classmethod)
-_class_dict = type.__dict__["__dict__"].__get__
+from minidebug_modules import class_namespace as _class_dict
 _mro = type.__dict__["__mro__"].__get__
 _module_dict = types.ModuleType.__dict__["__dict__"].__get__
 _OPTIMIZED = 0x1  # CO_OPTIMIZED: a function's code, not a class body's

@@ -17,7 +17,20 @@ import types
 from importlib import machinery
 
 _module_dict = types.ModuleType.__dict__["__dict__"].__get__
-_class_dict = type.__dict__["__dict__"].__get__
+_type_dict = type.__dict__["__dict__"].__get__
+_NO_NAMESPACE = types.MappingProxyType({})
+
+
+def class_namespace(klass):
+    """A class's own namespace, read past any lookup of its own (`vars()` would ask the class); empty for what
+    only claims to be a class (`list[int]` on Python 3.9) and for the few built-in classes that have none to
+    show (Python 3.9 gives None for `_socket.socket`)."""
+    if not issubclass(type(klass), type):
+        return _NO_NAMESPACE
+    return _type_dict(klass) or _NO_NAMESPACE
+
+
+_class_dict = class_namespace
 _MODULE, _FUNCTION, _METHOD = types.ModuleType, types.FunctionType, types.MethodType
 
 

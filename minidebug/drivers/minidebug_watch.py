@@ -32,7 +32,8 @@ import sys
 import types
 
 from minidebug_identity import Genuine, namespace_of_exec
-from minidebug_modules import ModuleState, agent_code, agent_values, classes_in, protected_names, unwrapped
+from minidebug_modules import (ModuleState, agent_code, agent_values, class_namespace, classes_in, protected_names,
+                               unwrapped)
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -177,8 +178,8 @@ def snapshot(also=()):
             continue
         state.append((name, namespace, dict(namespace)))
         for attribute, value in list(namespace.items()):
-            if isinstance(value, type) and value.__dict__.get("__module__") == name:
-                state.append((f"{name}.{attribute}", value.__dict__, dict(value.__dict__)))
+            if issubclass(type(value), type) and class_namespace(value).get("__module__") == name:
+                state.append((f"{name}.{attribute}", class_namespace(value), dict(class_namespace(value))))
     return state
 
 
@@ -207,7 +208,7 @@ def _from_untrusted_code(value, judge):
     if code is not None:
         return judge(code.co_filename) is not False
     if isinstance(value, type):
-        module = sys.modules.get(type.__dict__["__dict__"].__get__(value).get("__module__"))
+        module = sys.modules.get(class_namespace(value).get("__module__"))
         filename = getattr(module, "__file__", None)
         return not isinstance(filename, str) or judge(filename) is not False
     return True
@@ -275,7 +276,7 @@ def _hook(judge, report, fd, protected, genuine, tree):
     looked_through = tuple("/" + name for name in _LOOKED_THROUGH)
     getframe, is_instance, length, type_of, failure = sys._getframe, isinstance, len, type, Exception
     function_type, code_type, module_type = types.FunctionType, types.CodeType, types.ModuleType
-    class_dict = type.__dict__["__dict__"].__get__
+    class_dict = class_namespace
     module_dict = types.ModuleType.__dict__["__dict__"].__get__
     tree_prefix, modules = tree.rstrip("/") + "/", sys.modules
     no_bytecode, exists = (sys.pycache_prefix or "\0").rstrip("/") + "/", os.path.exists
