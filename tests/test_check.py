@@ -12,6 +12,7 @@ from minidebug.taskcheck.check import CHECKS, check_task, format_reports
 from minidebug.taskcheck.gold import Eval, gold_run
 from minidebug.tasks.task import bundled_task_names, load_task
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
+from tests.test_validate import negate_repo, setup_task  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +161,13 @@ def test_an_entrypoint_that_never_runs_the_change_fails_the_pdb_check(task_dir, 
     assert row == {"fails": "ok", "oracle": "ok", "reset": "ok", "pdb": "FAIL", "hidden": "ok"}, out
     assert "  pdb: the entrypoint never stops at the lines that run nearest to the gold patch's changes: calc.py:2\n" \
         in out
+
+
+def test_a_task_whose_setup_fails_says_which_command_and_why_on_one_line(negate_repo, tmp_path, cache_dir,
+                                                                        monkeypatch, capsys):
+    command = "python -c \"import sys; print('building'); sys.exit('no compiler configured')\""
+    task = setup_task(tmp_path, negate_repo, [command], "setup_fails")
+    status, row, out = check_cli(task, cache_dir, monkeypatch, capsys)
+    assert status == 1 and set(row.values()) == {"FAIL"}, out
+    line = f"SetupError: setup command `{command}` failed: no compiler configured"
+    assert out.splitlines()[2:7] == [f"  {check}: {line}" for check in CHECKS], out

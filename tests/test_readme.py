@@ -21,6 +21,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,9 @@ import pytest
 
 from minidebug.agents.oracle import gold_edits
 from minidebug.core.calls import ToolCall
+from minidebug.errors import WorkspaceError
+from minidebug.store.interpreters import find_python
+from minidebug.tasks.recipes import task_environment
 from minidebug.tasks.task import bundled_task_names, load_task, smoke_task_paths
 
 from .conftest import descendants
@@ -312,6 +316,79 @@ def test_every_rule_still_applies():
         assert marker in text, marker
     assert any(LLM_ON_EVERY_TASK[0].search(c) for b in BLOCKS if b.lang == "bash" for c in commands(b))
     assert len(BLOCKS) >= 12 and {b.lang for b in BLOCKS} == {"bash", "python"}
+
+
+# ---- the `[source]` task and the recipe table of "Other sources of tasks", run together ------------------------
+# What cannot run literally: a local repository stands in for the task's URL, two of its commits for the hashes.
+SOURCE_TASK = {"https://example.org/me/mathlib.git": "{repo}", "8d634ec": "{base}", "a41c2b0": "{environment}"}
+MATHLIB = {  # the repository the two tables describe: double(4) gives 9 at the task's commit
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+                      '[project]\nname = "mathlib"\nversion = "1.0"\n',
+    "requirements/dev.txt": "-e .\niniconfig\n",  # the first of the recipe's requirement_files
+    "src/mathlib/__init__.py": "",
+    "src/mathlib/ops.py": "def double(x):\n    return x + x + 1\n\n\ndef negate(x):\n    return -x\n",
+    "tests/test_ops.py": "from mathlib.ops import negate\n\n\ndef test_negate():\n    assert negate(3) == -3\n",
+}
+MATHLIB_TESTS = ("--- /dev/null\n+++ b/tests/test_double.py\n@@ -0,0 +1,5 @@\n+from mathlib.ops import double\n+\n"
+                 "+\n+def test_double():\n+    assert double(4) == 8\n")
+MATHLIB_FIX = ("--- a/src/mathlib/ops.py\n+++ b/src/mathlib/ops.py\n@@ -1,5 +1,5 @@\n def double(x):\n"
+               "-    return x + x + 1\n+    return 2 * x\n \n \n def negate(x):\n")
+
+
+def toml_blocks() -> list[str]:
+    """README.md's ```toml blocks, dedented."""
+    return [textwrap.dedent(block) for block in re.findall(r"^ *```toml\n(.*?)^ *```$", README.read_text(
+        encoding="utf-8"), re.MULTILINE | re.DOTALL)]
+
+
+def mathlib_repo(root: Path) -> dict[str, str]:
+    """The stand-in repository, with a commit for the task and a later one for its environment."""
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    for rel, text in MATHLIB.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "faster double")
+    base = git("rev-parse", "HEAD")
+    (root / "README").write_text("mathlib\n")
+    git("add", "-A")
+    git("commit", "-qm", "a readme")
+    return {"repo": str(root), "base": base, "environment": git("rev-parse", "HEAD")}
+
+
+def test_the_source_task_and_its_recipe_validate_as_written(tmp_path, cache_dir, monkeypatch):
+    """The README's `[source]` task, built from its recipe table (installed from the environment commit), is
+    valid under `minidebug validate`: the fail_to_pass test fails on the base, the gold patch fixes it."""
+    task_toml = next(b for b in toml_blocks() if "[source]" in b and "[environment]" in b)
+    recipe_toml = next(b for b in toml_blocks() if b.startswith("repositories = "))
+    names = mathlib_repo(tmp_path / "mathlib")
+    for readme_text, stand_in in SOURCE_TASK.items():
+        assert readme_text in task_toml, readme_text
+        task_toml = task_toml.replace(readme_text, stand_in.format(**names))
+    task, recipes = tmp_path / "mathlib_double", tmp_path / "recipes"
+    task.mkdir()
+    recipes.mkdir()
+    (task / "task.toml").write_text(task_toml)
+    (task / "tests.patch").write_text(MATHLIB_TESTS)
+    (task / "solution.patch").write_text(MATHLIB_FIX)
+    (recipes / "mathlib.toml").write_text(recipe_toml)
+    monkeypatch.setenv("MINIDEBUG_RECIPES", str(recipes))
+    python = task_environment(load_task(task).spec)[0].python  # the task's version's own
+    try:
+        find_python(python)
+    except WorkspaceError as exc:
+        pytest.skip(f"the recipe's interpreter is not here: {exc}")
+    done = subprocess.run([sys.executable, "-m", "minidebug", "validate", str(task)], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "MINIDEBUG_CACHE": str(cache_dir)})
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and lines[-1] == "1/1 tasks valid", done.stdout + done.stderr
+    assert lines[1].split() == ["mathlib_double", "1/1", "1/1", "1/1", "-", "ok", "valid"]
+    assert f"recipe me/mathlib 1.0 (python {python}," in lines[2], lines[2]
+    assert not descendants()
 
 
 def test_the_stand_in_model_plays_the_gold_patch():

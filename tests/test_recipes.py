@@ -1,5 +1,6 @@
 """Environment recipes: tables as data, the interpreter search, and venvs and repositories shared by tasks."""
 
+import json
 import os
 import re
 import shlex
@@ -14,7 +15,7 @@ import minidebug
 from minidebug.agents.oracle import OracleAgent
 from minidebug.errors import TaskError, WorkspaceError
 from minidebug.store.repos import store_path
-from minidebug.store.venv import diagnose
+from minidebug.store.reasons import SetupError, reason, shown
 from minidebug.tasks.importers.swebench import import_swebench
 from minidebug.store.interpreters import find_python
 from minidebug.tasks.recipes import BUNDLED, Recipe, find_recipe, load_table, task_environment
@@ -336,7 +337,7 @@ def test_the_generator_reproduces_the_bundled_tables(tmp_path):
             assert load_table(written[0]).fields_of("9.9") == {}  # the only version gives the defaults
 
 
-def test_a_system_need_is_named_where_this_machine_lacks_it(tmp_path, upstream, cache_dir, monkeypatch):
+def test_a_system_need_is_named_where_this_machine_lacks_it():
     recipe = Recipe(system=["sh", "minidebug-absent-tool", "lib:minidebug_absent", "locale:xx_XX.UTF-8"],
                     system_install="apt-get install -y absent-tools")
     assert recipe.lacking() == (
@@ -344,22 +345,43 @@ def test_a_system_need_is_named_where_this_machine_lacks_it(tmp_path, upstream, 
         "xx_XX.UTF-8, which the recipe's build or tests use and no pip package gives "
         "(apt-get install -y absent-tools)")
     assert Recipe(system=["sh"]).lacking() == ""
-    # a build that fails says so, and validate's row names it under the recipe
+    # given why a build step failed, only what that reason names
+    assert recipe.lacking(named_in="boom") == ""
+    assert recipe.lacking(named_in="/usr/bin/ld: cannot find -lminidebug_absent") == (
+        "this machine lacks the library minidebug_absent, which the recipe's build or tests use and no pip "
+        "package gives (apt-get install -y absent-tools)")
+
+
+BOOM = "python -c \"import sys; sys.exit('boom')\""
+LACKS = ("this machine lacks the program minidebug-absent-tool, which the recipe's build or tests use and no pip "
+         "package gives (apt-get install -y absent-tools)")
+
+
+@pytest.mark.parametrize("install, failed", [
+    (["minidebug-absent-tool --install"], f"`minidebug-absent-tool --install` failed: {LACKS}"),
+    (["python -c pass", "sh -c 'minidebug-absent-tool --install'"],
+     f"`sh -c 'minidebug-absent-tool --install'` failed: {LACKS}"),  # the shell did not find the program
+    ([BOOM, "minidebug-absent-tool --install"], f"`{BOOM}` failed: boom"),  # an earlier step failed
+    (["python -c pass", "sh -c 'exit 3'"], "`sh -c 'exit 3'` failed: exit status 3, and no output"),
+], ids=["the-program", "program-not-found", "earlier-step", "another-failure"])
+def test_a_missing_system_program_is_blamed_only_for_the_step_it_broke(install, failed, tmp_path, upstream,
+                                                                      cache_dir, monkeypatch):
+    """The failed step and why are validate's problem; under the row, the recipe names what the machine lacks."""
     (tmp_path / "recipes").mkdir()
-    (tmp_path / "recipes" / "absent.toml").write_text(textwrap.dedent("""\
-        repositories = ["example/absent"]
+    (tmp_path / "recipes" / "blame.toml").write_text(textwrap.dedent(f"""\
+        repositories = ["example/blame"]
         [defaults]
-        install = ["minidebug-absent-tool --install"]
+        install = {json.dumps(install)}
         system = ["minidebug-absent-tool"]
         system_install = "apt-get install -y absent-tools"
         """))
     monkeypatch.setenv("MINIDEBUG_RECIPES", str(tmp_path / "recipes"))
     repo, commits = upstream
-    task = source_task(tmp_path, repo, commits["negate_bug"], 'recipe = "example/absent"\n', "negate_absent",
+    task = source_task(tmp_path, repo, commits["negate_bug"], 'recipe = "example/blame"\n', "negate_blame",
                        ("x", "-x"))
     row = validate_task(str(task), {"cache_dir": cache_dir})
-    assert "lacks the program minidebug-absent-tool" in row.problem, row.problem
-    assert "(apt-get install -y absent-tools)" in row.recipe
+    assert row.problem == f"cannot run here: SetupError: setup command {failed}", row.problem
+    assert row.recipe.endswith(f"; {LACKS}"), row.recipe
 
 
 def test_requirement_files_read_as_swebench_reads_them(tmp_path):
@@ -577,12 +599,48 @@ def test_a_removed_repository_clone_is_made_again(tmp_path, upstream, cache_dir)
     assert store_path(cache_dir, str(repo)).is_dir()
 
 
-@pytest.mark.parametrize("output, reason", [
+PIP_BUILD_FAILED = """\
+  error: subprocess-exited-with-error
+
+  × Getting requirements to build wheel did not run successfully.
+  │ exit code: 1
+  ╰─> [3 lines of output]
+      Traceback (most recent call last):
+        File "<string>", line 1, in <module>
+      ModuleNotFoundError: No module named 'numpy'
+      [end of output]
+
+  note: This error originates from a subprocess, and is likely not a problem with pip.
+error: subprocess-exited-with-error
+"""
+
+
+@pytest.mark.parametrize("output, why", [
     ("Collecting x\nERROR: Package 'sqlfluff' requires a different Python: 3.9.18 not in '>=3.10'\n",
-     ": sqlfluff needs Python >=3.10, not the venv's 3.9.18"),
-    ("Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named 'numpy'\n",
-     ": ModuleNotFoundError: No module named 'numpy'"),
-    ("building...\nall fine\n", ""),
+     "sqlfluff needs Python >=3.10, not the venv's 3.9.18"),
+    ("Traceback (most recent call last):\n  ...\n    raise KeyError(name)\nModuleNotFoundError: No module named 'numpy'\n",
+     "ModuleNotFoundError: No module named 'numpy'"),
+    (PIP_BUILD_FAILED, "ModuleNotFoundError: No module named 'numpy'"),  # pip's heading says no why
+    ("x.c: In function 'f':\nx.c:3:5: error: unknown type name 'foo'\nerror: command 'gcc' failed\n",
+     "x.c:3:5: error: unknown type name 'foo'"),
+    ("cloning\nfatal: not a git repository (or any of the parent directories): .git\n",
+     "fatal: not a git repository (or any of the parent directories): .git"),
+    ("sh: 1: make: not found\n", "sh: 1: make: not found"),
+    ("step 1\n[timed out after 1800 s; the process group was killed]\n",
+     "[timed out after 1800 s; the process group was killed]"),
+    ("building...\nnone of the requirement files requirements.txt is in this checkout\n\n",
+     "none of the requirement files requirements.txt is in this checkout"),  # no error line: the last one
+    ("", ""),
 ])
-def test_a_failed_build_says_why_on_its_first_line(output, reason):
-    assert diagnose(output) == reason
+def test_a_failed_build_says_why_on_its_first_line(output, why):
+    assert reason(output) == why
+    error = SetupError.of("setup command `make`", output, 2)
+    assert str(error).splitlines()[0] == f"setup command `make` failed: {why or 'exit status 2, and no output'}"
+
+
+def test_a_step_is_shown_on_one_line():
+    script = "import sys\n" + "print(sys.argv)\n" * 40
+    assert shown(f"python -c {shlex.quote(script)} requirements.txt") == \
+        f"python -c <{len(script)} characters> requirements.txt"
+    assert shown("pip install -e .") == "pip install -e ."
+    assert shown("echo " + "word " * 60).endswith(" ... (305 characters)")

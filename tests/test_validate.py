@@ -2,6 +2,11 @@
 error line, the recipe, the interpreter and the build time; `--json` gives one object per task."""
 
 import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
 
 from minidebug.run.cli import main
 from minidebug.taskcheck.pytest_output import PytestOutput
@@ -65,3 +70,61 @@ def test_each_failed_test_gets_the_first_error_line_pytest_printed():
     assert output.collection_errors() == [("tests/test_b.py", "ImportError: cannot import name 'nosuch' from 'os'")]
     assert PytestOutput.read("ERROR: file or directory not found: t.py\n").collection_errors() == [
         ("the command line", "file or directory not found: t.py")]
+
+
+# -- a task that cannot be built here: its row says which step failed and why, on one line ----------------------
+
+def _git(cwd, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def negate_repo(tmp_path_factory):
+    """A git repository whose negate() is wrong; returns (path, commit)."""
+    repo = tmp_path_factory.mktemp("negate") / "negate"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "ops.py").write_text("def negate(x):\n    return x\n")
+    (repo / "tests" / "test_ops.py").write_text("from ops import negate\n\n\ndef test_negate():\n"
+                                                "    assert negate(3) == -3\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    return repo, _git(repo, "rev-parse", "HEAD")
+
+
+def setup_task(root: Path, repo: tuple[Path, str], setup: list[str], name: str) -> Path:
+    """A `[source]` task on `repo` whose own `setup` commands build its venv, with the gold patch."""
+    task = root / name
+    task.mkdir(parents=True)
+    (task / "task.toml").write_text(textwrap.dedent(f"""\
+        description = "negate(3) gives 3."
+        eval = "python -m pytest -q tests"
+        fail_to_pass = ["tests/test_ops.py::test_negate"]
+        [source]
+        git = "{repo[0]}"
+        commit = "{repo[1]}"
+        """) + f"setup = {json.dumps(setup)}\n")
+    (task / "solution.patch").write_text("--- a/ops.py\n+++ b/ops.py\n@@ -1,2 +1,2 @@\n def negate(x):\n"
+                                         "-    return x\n+    return -x\n")
+    return task
+
+
+FAILING_SETUPS = [
+    ("python -c \"import sys; sys.exit('boom')\"", "boom"),
+    ("python -c \"print('step 1'); raise ValueError('no config')\"", "ValueError: no config"),
+    ("python -m pip install minidebug-no-such-package-7f3a",
+     "pip finds no release of minidebug-no-such-package-7f3a for this Python"),
+]
+
+
+@pytest.mark.parametrize("command, why", FAILING_SETUPS, ids=["exit-message", "exception", "pip"])
+def test_a_failed_setup_command_is_on_the_row_with_why(command, why, negate_repo, tmp_path, cache_dir, monkeypatch,
+                                                       capsys):
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    task = setup_task(tmp_path, negate_repo, ["python -c pass", command], "setup_fails")
+    assert main(["validate", str(task), "--sandbox", "none"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[-1] == "INVALID"
+    assert lines[3] == f"  cannot run here: SetupError: setup command `{command}` failed: {why}", lines
+    assert lines[-1] == "0/1 tasks valid"

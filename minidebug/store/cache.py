@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import TaskError, WorkspaceError
 from .gitcmd import git
 from .locks import file_lock
+from .reasons import SetupError
 from .repos import borrowing_repo, shared_store, store_path
 from ..tasks.task import Task
 from .removal import remove_tree
@@ -95,12 +96,11 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
         install = ProjectInstall(source.git, environment_commit, commands) if commands else None
         try:
             venv = ensure_venv(cache_dir, recipe.python, recipe.packages, install)
-        except WorkspaceError as exc:
-            lacking = recipe.lacking()
+        except SetupError as exc:  # blamed on a `system` entry only when the step's reason names it
+            lacking = recipe.lacking(named_in=exc.reason)
             if not lacking:
                 raise
-            first, _, rest = str(exc).partition("\n")
-            raise WorkspaceError(f"{first} ({lacking})\n{rest}") from exc
+            raise exc.blaming(lacking) from exc
     else:
         venv = ensure_venv(cache_dir, task.spec.python, task.spec.requirements)
     return PreparedTask(

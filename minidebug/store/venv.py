@@ -17,6 +17,7 @@ from typing import Sequence
 from ..errors import WorkspaceError
 from .interpreters import find_python, interpreter_identity
 from .locks import file_lock
+from .reasons import SetupError, shown
 from .removal import remove_tree
 from .treeguard import record
 
@@ -59,7 +60,8 @@ def ensure_venv(cache_dir: Path, python_version: str | None, requirements: Seque
     episode's worktree, so a venv holds no copy of a later commit's code.
 
     Raises:
-        WorkspaceError: the interpreter is missing or pip or a command failed (its output is in the message).
+        WorkspaceError: the interpreter is missing or virtualenv failed.
+        SetupError: pip or a command failed (its first line: the step and why; the output's end follows).
     """
     python = find_python(python_version)
     requirements = with_pytest(requirements)
@@ -113,8 +115,8 @@ def _build(venv: Path, python: str, requirements: list[str]) -> None:
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     result = subprocess.run(pip + requirements, capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
-        output = (result.stdout + result.stderr).strip()
-        raise WorkspaceError(f"pip install {' '.join(requirements)} failed{diagnose(output)}:\n{output[-4000:]}")
+        raise SetupError.of(f"pip install {shown(' '.join(requirements))}", result.stdout + result.stderr,
+                            result.returncode)
 
 
 def _install_project(cache_dir: Path, venv: Path, install: ProjectInstall) -> None:
@@ -211,47 +213,17 @@ def _keep_metadata_only(venv: Path, project: Path) -> None:
         shutil.move(str(egg_info), os.path.join(site, egg_info.name))
 
 
-_MISSING = (
-    (re.compile(r"fatal error: ([\w./+-]+\.h): No such file"), "the system header {0}"),
-    (re.compile(r"error: command '(?:[^']*/)?([\w.+-]+)' failed: No such file"), "the program {0}"),
-    (re.compile(r"unable to execute '([\w.+-]+)'"), "the program {0}"),
-    (re.compile(r"\b(gcc|cc|g\+\+|clang|gfortran|cmake|rustc|cargo|pkg-config)\b: (?:command )?not found"),
-     "the program {0}"),
-    (re.compile(r"Package '?([\w.+-]+?)'?,? (?:required by '[^']*', )?(?:was )?not found"),
-     "the system library {0} (as pkg-config names it)"),
-    (re.compile(r"cannot find -l([\w.+-]+)"), "the system library lib{0}"),
-    (re.compile(r"can't find (Rust) compiler"), "the {0} compiler (rustc)"),
-)
-_NO_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
-_OTHER_PYTHON = re.compile(r"Package '([^']+)' requires a different Python: (\S+) not in '([^']+)'")
-_STATED = re.compile(r"^(?:ERROR: .+|\w*(?:Error|Exception): .+)$", re.MULTILINE)  # a line that says why
-
-
-def diagnose(output: str) -> str:
-    """A short reason for a failed build, as ": ..." (or ""): a missing compiler or system library, which
-    only a container or the system's packages can give, a requirement with no release for this Python or
-    that needs another; else the last line of the output that states an error."""
-    for pattern, what in _MISSING:
-        found = pattern.search(output)
-        if found:
-            return (f": needs {what.format(found.group(1))}, which this machine lacks "
-                    "(install it, or run this task in a container)")
-    found = _NO_DISTRIBUTION.search(output)
-    if found:
-        return f": pip finds no release of {found.group(1)} for this Python"
-    found = _OTHER_PYTHON.search(output)
-    if found:
-        return f": {found.group(1)} needs Python {found.group(3)}, not the venv's {found.group(2)}"
-    stated = _STATED.findall(output)
-    return f": {stated[-1].strip()[:300]}" if stated else ""
-
-
 SETUP_PASSED_ON = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_FIND_LINKS", "PIP_NO_INDEX")
 
 
 def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
     """Run a project's install commands like any program of the project: the environment allowlist
-    (plus pip's index settings) and the default resource limits, in a process group killed on timeout."""
+    (plus pip's index settings, and Python's output unbuffered) and the default resource limits, in a process
+    group killed on timeout.
+
+    Raises:
+        SetupError: a command failed: which, and the first line of its output that says why.
+    """
     import shlex
     import tempfile
 
@@ -261,8 +233,9 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
 
     limits = Limits()
     with tempfile.TemporaryDirectory(prefix="minidebug-setup-") as scratch:
-        env = process.episode_environ(venv, Path(scratch), Path(scratch),
-                                      {k: os.environ[k] for k in SETUP_PASSED_ON if k in os.environ})
+        passed = {k: os.environ[k] for k in SETUP_PASSED_ON if k in os.environ}
+        # unbuffered, a Python step's output keeps the order it was written in: its last line is its last word
+        env = process.episode_environ(venv, Path(scratch), Path(scratch), {**passed, "PYTHONUNBUFFERED": "1"})
         confinement = Confinement(limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes)
         try:
             for command in commands:
@@ -270,12 +243,10 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
                     result, output = confinement.run(shlex.split(command), cwd=cwd or Path(scratch), env=env,
                                                      timeout=1800, writable=[])
                 except FileNotFoundError:
-                    raise WorkspaceError(f"setup command {command!r} failed: needs the program "
-                                         f"{shlex.split(command)[0]}, which this machine lacks") from None
+                    raise SetupError(f"setup command `{shown(command)}`", f"needs the program "
+                                     f"{shlex.split(command)[0]}, which this machine lacks") from None
                 if result.returncode != 0:
-                    shown = command if len(command) <= 200 else f"{command[:120]} ... ({len(command)} characters)"
-                    raise WorkspaceError(f"setup command {shown!r} failed{diagnose(output)}:\n"
-                                         f"{output.strip()[-4000:]}")
+                    raise SetupError.of(f"setup command `{shown(command)}`", output, result.returncode)
         finally:
             confinement.close()
 

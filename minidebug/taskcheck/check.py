@@ -12,7 +12,7 @@ from ..store.cache import ensure_eval_base
 from ..tasks.patch import parse_patch
 from ..tasks.task import Task
 from .breakable import changed_regions, probe_lines, scopes
-from .gold import GoldRun, gold_run
+from .gold import GoldRun, gold_run, one_line
 
 CHECKS = ("fails", "oracle", "reset", "pdb", "hidden")
 
@@ -89,7 +89,7 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
         try:
             report.results[name] = body()
         except Exception as exc:  # a broken task must give a row, not a traceback
-            report.results[name] = f"{exc.__class__.__name__}: {exc}"
+            report.results[name] = one_line(exc)
 
     if task.solution is None:
         report.results = {name: "no solution.patch" for name in CHECKS}

@@ -47,6 +47,17 @@ class GoldRun:
     edit_error: str = ""
 
 
+LINE = 600  # characters of an error's line: a build step (up to 200) and its reason (up to 300) fit
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as `check` and `validate` show it: its class and its message's first line (for a failed
+    build, the step and why it failed)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0][:LINE] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
 def evaluate(env: DebugEnv) -> Eval:
     """Eval the episode's worktree as the eval tool does; its errors are recorded, as the tool shows them."""
     try:

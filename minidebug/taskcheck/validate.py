@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .gold import Eval, gold_run
+from .gold import Eval, gold_run, one_line
 from .pytest_output import PytestOutput
 
 SHOWN = 10  # tests that did not behave, listed per task in the table (--json lists them all)
@@ -93,9 +93,8 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
             row.update(build_seconds=round(time.monotonic() - started, 2), python=describe_python(env.workspace.venv))
             run = gold_run(env)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         row.setdefault("build_seconds", round(time.monotonic() - started, 2))
-        return Validation(**row, problem=f"cannot run here: {type(exc).__name__}: {first[:300]}")
+        return Validation(**row, problem=f"cannot run here: {one_line(exc)}")
     if run.base.error:
         return Validation(**row, problem=_cannot_run(run.base.error))
     base = _explained("base", run.base, {t: "fail" for t in f2p})

@@ -83,9 +83,11 @@ class Recipe(BaseModel):
         return [shlex.join(["python", "-c", source, *self.requirement_files]), *pinned,
                 *self.pre_install, *self.install]
 
-    def lacking(self) -> str:
-        """What of `system` this machine lacks, as a sentence saying how to get it (or "")."""
-        missing = [need for need in self.system if not _present(need)]
+    def lacking(self, named_in: str | None = None) -> str:
+        """What of `system` this machine lacks, as a sentence saying how to get it (or ""); given `named_in`
+        (why a build step failed), only what that text names."""
+        missing = [need for need in self.system if not _present(need)
+                   and (named_in is None or _named(need, named_in))]
         if not missing:
             return ""
         kinds = {"lib": "the library", "locale": "the locale"}
@@ -96,6 +98,13 @@ class Recipe(BaseModel):
 
 
 _INSTALL_REQUIREMENTS = BUNDLED / "requirement_files.py"
+
+
+def _named(need: str, text: str) -> bool:
+    """Whether `text` names a `system` entry: the program, the locale, or the library (also as `libX`, `-lX`)."""
+    kind, _, name = need.rpartition(":")
+    prefix = r"(?:lib|-l)?" if kind == "lib" else ""
+    return re.search(rf"(?<![\w.-]){prefix}{re.escape(name)}(?![\w-])", text) is not None
 
 
 def _present(need: str) -> bool:
