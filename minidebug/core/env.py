@@ -321,8 +321,9 @@ class DebugEnv:
         try:
             result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder,
                               ahead)
-        finally:
-            self._evals.give_back(warm, keep=not self._tampered)  # the interpreter serves the next run
+        finally:  # the interpreter serves the next run, unless the agent's code ran in it beside hidden files:
+            # its room (process ids, its own /tmp) may carry what that code saw into whatever runs there next
+            self._evals.give_back(warm, keep=not self._tampered and not self.workspace.prepared.hidden_files)
         if not (result.success and self.config.terminate_on_success):
             self._start_warm()
         else:  # the episode ends here

@@ -81,6 +81,8 @@ def plugin(genuine, state, report, function_type, path_of, agents):
             checked[:] = [item, getattr(item, "obj", None)]
             outcome = yield
             checked[:] = []
+            for finding in state.tracers():  # one set while the test ran (a trace function rewrites its frames)
+                report(f"{item.nodeid}: {finding}")
             returned = called.pop(id(item), None)
             if not isinstance(item, function_type) or type(item).__name__ == "TestCaseFunction":
                 return

@@ -16,6 +16,8 @@ import sys
 import types
 from importlib import machinery
 
+from minidebug_pristine import is_stdlib, replaced
+
 _module_dict = types.ModuleType.__dict__["__dict__"].__get__
 _type_dict = type.__dict__["__dict__"].__get__
 _NO_NAMESPACE = types.MappingProxyType({})
@@ -149,10 +151,23 @@ class ModuleState:
             self._hooks = tuple(sys.path_hooks)
         if builtins.__import__ is not self._import and agent_code(builtins.__import__, self._judge):
             found.append("builtins.__import__ was replaced")
+        found += self.tracers()
         path_finder, file_finder = self._finder_classes
         if path_finder.get("find_spec") is not self._finders[0] or file_finder.get("find_spec") is not self._finders[1]:
             found.append("importlib's path finders were replaced")
         return found
+
+    def tracers(self):
+        """The trace and profile functions set now (this thread's, and those new threads get) that are not a
+        venv package's (a coverage tool's): none of the standard library's tools nor any code of the agent's
+        runs as one beside the tests, however it was installed (a finalizer can install one with no code of the
+        agent's on the stack)."""
+        threading = sys.modules.get("threading")
+        hooks = (("trace", sys.gettrace()), ("profile", sys.getprofile()),
+                 ("thread trace", getattr(threading, "_trace_hook", None)),
+                 ("thread profile", getattr(threading, "_profile_hook", None)))
+        return [f"a {what} function is set ({_described(hook)})" for what, hook in hooks
+                if hook is not None and not _venv_code(hook, self._judge)]
 
     def _modules_changed(self, modules):
         found, before = [], dict(zip(self._keys, self._values))
@@ -169,48 +184,112 @@ class ModuleState:
         return found
 
 
+def _venv_code(value, judge):
+    """Whether a callable is a function or object of a venv package's (trusted, and not the standard
+    library's)."""
+    value = unwrapped(value)
+    if type(value) is _FUNCTION:
+        filename = value.__code__.co_filename
+    else:
+        module = sys.modules.get(_class_dict(type(value)).get("__module__"))
+        filename = _module_dict(module).get("__file__") if _is(module, _MODULE) else None
+    return type(filename) is str and ("/site-packages/" in filename or "/dist-packages/" in filename) \
+        and judge(filename) is False
+
+
+def _described(value):
+    value = unwrapped(value)
+    name = getattr(value, "__qualname__", None) if type(value) is _FUNCTION else type(value).__qualname__
+    return str(name)
+
+
+_DRIVERS = __file__.rsplit("/", 1)[0] + "/"  # this folder: the drivers' code is the watch's own
 _CLASSES = {}  # id(a namespace copy) -> (the copy, its classes): found once, in a warm interpreter before it forks
 
 
 def classes_in(name, copy):
-    """[(id, (where, class, its attribute values then))] for the classes bound in `copy`, a copy of module
-    `name`'s namespace that no one changes (see minidebug_watch.snapshot)."""
+    """[(id, (where, class, its attribute names then, their values then))] for the classes bound in `copy`, a
+    copy of module `name`'s namespace that no one changes (see minidebug_watch.snapshot)."""
     found = _CLASSES.get(id(copy))
     if found is None or found[0] is not copy:
-        found = _CLASSES[id(copy)] = (copy, [(id(value), (f"{name}.{key}", value, tuple(_class_dict(value).values())))
-                                             for key, value in copy.items() if _is(value, type)])
+        found = _CLASSES[id(copy)] = (copy, [
+            (id(value), (f"{name}.{key}", value, tuple(_class_dict(value)), tuple(_class_dict(value).values())))
+            for key, value in copy.items() if _is(value, type)])
     return found[1]
 
 
-def agent_values(modules, judge, before):
-    """Functions and classes of the agent's bound in the namespaces of `modules` (name -> module, each of the
-    standard library's or the venv's), or in those of the classes bound there, that were not bound there in
-    `before` (name -> namespace copy). (Python audits no change of a module's or class's attribute but the
-    special ones, so this finds after the run what stayed.) Only what differs from `before` is looked at."""
+def agent_values(modules, judge, before, tree):
+    """What code of the agent's left bound in the namespaces of `modules` (name -> module, each of the standard
+    library's or the venv's), or in those of the classes bound there, compared with `before` (name -> namespace
+    copy): its functions and classes, and the values only a patch puts there (see minidebug_pristine). Python
+    audits no change of a module's or class's attribute but the special ones, so this finds after the run what
+    stayed. Only what differs from `before` is looked at. `tree`: the eval tree (its trusted files are the
+    task's project's own)."""
     found, classes, function, is_instance, is_ = [], {}, _FUNCTION, _is, operator.is_
+    tree = tree.rstrip("/") + "/"
     for name, module in modules:
         if name == "sys" or not is_instance(module, _MODULE):
             continue
         copy, namespace = before.get(name, {}), _module_dict(module)
+        classes.update(classes_in(name, copy))
         if len(namespace) == len(copy) and all(map(is_, list(namespace.values()), copy.values())):
-            classes.update(classes_in(name, copy))
             continue
         own = namespace.get("__file__")  # a module's own functions (its trusted file's) are not looked into
         own = own if type(own) is str and judge(own) is False else None
+        stdlib = is_stdlib(module)
         for key, value in list(namespace.items()):
-            if copy.get(key, copy) is value:
+            old = copy.get(key, copy)
+            if old is value:
                 continue
             if type(value) is function:
                 if value.__code__.co_filename != own and agent_code(value, judge):
                     found.append(f"{name}.{key} was set to code of the agent's during the run")
+                    continue
             elif is_instance(value, type) and _class_dict(value).get("__module__") != name \
                     and agent_code(value, judge):
                 found.append(f"{name}.{key} was set to code of the agent's during the run")
-    for where, klass, values in classes.values():
+                continue
+            if old is not copy:
+                why = replaced(name, key, old, value, stdlib, _own_code(name, own, tree, judge))
+                if why is not None:
+                    found.append(f"{name}.{key} {why} during the run")
+    for where, klass, keys, values in classes.values():
         namespace = _class_dict(klass)
         if len(namespace) == len(values) and all(map(is_, list(namespace.values()), values)):
             continue
-        found += [f"{where}.{attribute} was set to code of the agent's during the run"
-                  for attribute, item in list(namespace.items())
-                  if type(item) is function and not any(item is old for old in values) and agent_code(item, judge)]
+        home = sys.modules.get(where.rsplit(".", 1)[0], sys)
+        before_class, stdlib = dict(zip(keys, values)), is_stdlib(home)
+        home_file = _module_dict(home).get("__file__") if _is(home, _MODULE) else None
+        for attribute, item in list(namespace.items()):
+            old = before_class.get(attribute, before_class)
+            if old is item:
+                continue
+            if type(item) is function and not any(item is value for value in values) and agent_code(item, judge):
+                found.append(f"{where}.{attribute} was set to code of the agent's during the run")
+            elif old is not before_class:
+                why = replaced(where, attribute, unwrapped(old), unwrapped(item), stdlib,
+                               _own_code(where.rsplit(".", 1)[0], home_file, tree, judge))
+                if why is not None:
+                    found.append(f"{where}.{attribute} {why} during the run")
     return found
+
+
+def _own_code(name, own_file, tree, judge):
+    """own_code(value): whether a callable is module `name`'s own (its file's, or a class it defines) or the
+    task's project's (a trusted file of the tree)."""
+    def own_code(value):
+        value = unwrapped(value)
+        if type(value) is _FUNCTION:
+            filename = value.__code__.co_filename
+            return filename == own_file or filename.startswith(_DRIVERS) or \
+                (filename.startswith(tree) and judge(filename) is False)
+        if _is(value, type):
+            module_name = _class_dict(value).get("__module__")
+            if module_name == name:
+                return True
+            module = sys.modules.get(module_name) if type(module_name) is str else None
+            filename = _module_dict(module).get("__file__") if _is(module, _MODULE) else None
+            return type(filename) is str and filename.startswith(tree) and judge(filename) is False
+        return False
+
+    return own_code

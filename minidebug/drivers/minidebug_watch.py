@@ -32,6 +32,8 @@ import sys
 import types
 
 from minidebug_identity import Genuine, namespace_of_exec
+from minidebug_pristine import HOOKS, Pristine
+from minidebug_writes import Writes
 from minidebug_modules import (ModuleState, agent_code, agent_values, class_namespace, classes_in, protected_names,
                                unwrapped)
 
@@ -59,6 +61,7 @@ _EVENTS = {
 _FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")
 GUARDED = ("_pytest", "pytest", "pluggy", "builtins", "minidebug_eval", "minidebug_watch", "__main__")
 _LOOKED_THROUGH = ("inspect.py", "traceback.py")
+vars_of = types.ModuleType.__dict__["__dict__"].__get__  # a module's namespace, never by its class's lookup
 _RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})  # class attributes pytest itself adds
 
 
@@ -78,7 +81,19 @@ class Watch:
         self.genuine = Genuine(self._judge)
         self.state = ModuleState(self._judge, protected_names(), tree)
         self.state.start()
+        outside = self.outside
+        self.writes = Writes(self._report, self._judge, lambda value: agent_code(value, self._judge), HOOKS)
+        self.writes.start()
+        for name, module in list(sys.modules.items()):
+            if issubclass(type(module), types.ModuleType) and outside(module):
+                self.writes.watch_module(name, module)
+        self.pristine = Pristine(outside, self.writes.watch_module)
+        self.pristine.start()
         sys.addaudithook(_hook(self._judge, self._report, fd, self._protected, self.genuine, tree))
+
+    def outside(self, module):
+        """Whether a module is not the tree's (the standard library's, the venv's, the driver's)."""
+        return not str(vars_of(module).get("__file__") or "").startswith(self._tree)
 
     def untrusted(self, filename):
         """Whether code from `filename` is untrusted (generated code, judged by no caller here, is)."""
@@ -102,15 +117,19 @@ class Watch:
         keeper = _keeper()
         next(keeper)
         self._keeper = keeper
-        state, report = self.state, self._report
+        state, report, writes = self.state, self._report, self.writes
 
         class Plugin:
             def pytest_configure(self, config):
                 keeper.send(config.pluginmanager)
 
             def pytest_collection_finish(self, session):
-                state.task_files({_path(item) for item in session.items}
-                                 | {str(module.__file__) for module in config_modules(session)})
+                task_files = {_path(item) for item in session.items} \
+                    | {str(module.__file__) for module in config_modules(session)}
+                state.task_files(task_files)
+                for name, module in list(sys.modules.items()):
+                    if issubclass(type(module), types.ModuleType) and vars_of(module).get("__file__") in task_files:
+                        writes.watch_module(name, module)  # the task's test modules
                 for change in state.changes():
                     report("", 0, change)
 
@@ -139,9 +158,12 @@ class Watch:
         for change in self.state.changes():
             self._report("", 0, change)
         outside = [(name, module) for name, module in list(sys.modules.items())
-                   if not str(getattr(module, "__file__", None) or "").startswith(self._tree)]
-        for change in agent_values(outside, self._judge, {name: copy for name, _, copy in self._before}):
+                   if issubclass(type(module), types.ModuleType) and self.outside(module)]
+        before = {**self.pristine.copies, **{name: copy for name, _, copy in self._before}}
+        for change in agent_values(outside, self._judge, before, self._tree):
             self._report("", 0, change)
+        if not self.pristine.intact():
+            self._report("", 0, "importlib's loading of modules (_load_unlocked) was replaced during the run")
 
 
 def _path(item):
@@ -274,6 +296,7 @@ def _hook(judge, report, fd, protected, genuine, tree):
     events, frame_attributes, guarded = dict(_EVENTS), frozenset(_FRAME_ATTRIBUTES), frozenset(GUARDED)
     defaults = frozenset(("__defaults__", "__kwdefaults__"))
     looked_through = tuple("/" + name for name in _LOOKED_THROUGH)
+    logging_lambda = "/logging/__init__.py"  # `currentframe = lambda: sys._getframe(1)`: its caller asks
     getframe, is_instance, length, type_of, failure = sys._getframe, isinstance, len, type, Exception
     function_type, code_type, module_type = types.FunctionType, types.CodeType, types.ModuleType
     class_dict = class_namespace
@@ -290,7 +313,8 @@ def _hook(judge, report, fd, protected, genuine, tree):
         if found is None:
             filename = code.co_filename
             found = verdicts[code] = (judge(filename), filename.endswith(looked_through)
-                                      or code.co_name == "currentframe", filename.startswith("<frozen importlib"))
+                                      or code.co_name == "currentframe"
+                                      or (code.co_name == "<lambda>" and filename.endswith(logging_lambda)), filename.startswith("<frozen importlib"))
         return found
 
     def cause(frame, policy):
