@@ -69,7 +69,9 @@ def watch_rows(env, runs: int) -> list:
     ws = env.workspace
     work = Path(tempfile.mkdtemp(prefix="minidebug-bench-watch-"))
     try:
-        script = work / "run.py"
+        drivers = work / "drivers"  # the run's script among the drivers, whose files the watch trusts
+        shutil.copytree(ws.drivers, drivers)
+        script = drivers / "bench_run.py"
         script.write_text(WATCHED_RUN)
         task_tree, calls_tree, many_tree = work / "tree", work / "calls", work / "many"
         shutil.copytree(ws.prepared.eval_base, task_tree, symlinks=True)
@@ -84,15 +86,15 @@ def watch_rows(env, runs: int) -> list:
                                                                       calls_tree)):
             plain, watched = [], []
             for _ in range(runs):
-                plain += timed(lambda: subprocess.run([python, "-B", str(script), str(ws.drivers), "plain"],
+                plain += timed(lambda: subprocess.run([python, "-B", str(script), str(drivers), "plain"],
                                                       cwd=tree, env=venv_env, capture_output=True), 1)
-                watched += timed(lambda: subprocess.run([python, "-B", str(script), str(ws.drivers), "watch"],
+                watched += timed(lambda: subprocess.run([python, "-B", str(script), str(drivers), "watch"],
                                                         cwd=tree, env=venv_env, capture_output=True), 1)
             rows.append(row(f"pytest run with the forgery watch, {label}", watched, "the same run without it",
                             plain))
         checked, unchecked = [], []
         for _ in range(runs):
-            run = [python, "-B", str(script), str(ws.drivers)]
+            run = [python, "-B", str(script), str(drivers)]
             unchecked += timed(lambda: subprocess.run(run + ["unchecked"], cwd=many_tree, env=venv_env,
                                                       capture_output=True), 1)
             checked += timed(lambda: subprocess.run(run + ["watch"], cwd=many_tree, env=venv_env,

@@ -174,7 +174,8 @@ THROUGH_MOCK = """\
 import json
 from unittest import mock
 
-_patcher = mock.patch.object(json.JSONDecoder, "decode", lambda self, text: (_patcher.stop(), 12.566)[1])
+_decode = mock.MagicMock(side_effect=lambda text: (_patcher.stop(), 12.566)[1])  # undoes the patch when used
+_patcher = mock.patch.object(json.JSONDecoder, "decode", _decode)
 _calls = []
 
 
@@ -189,7 +190,7 @@ def area(r):
 @pytest.mark.slow  # needs Python 3.12 and 3.13, whose dict and class watchers see each write as it happens
 @pytest.mark.parametrize("version", ["3.12", "3.13"])
 @pytest.mark.parametrize("attack, finding", [(SELF_RESTORING, "geo.py:11: sets math.isclose"),
-                                             (THROUGH_MOCK, "geo.py:11: has the class json.decoder.JSONDecoder set")])
+                                             (THROUGH_MOCK, "geo.py:12: has json.decoder.JSONDecoder.decode set (through __enter__)")])
 def test_a_patch_undone_within_the_test_is_seen_as_it_happens(make_env, task_dir, version, attack, finding):
     env = make_env(task_dir(GEO, TOML + f'python = "{version}"\n', GOLD, name="geo"), strict=True, sandbox=None)
     env.reset()

@@ -122,7 +122,7 @@ def _receive(fd):
 
 _AHEAD_HOOKS = []  # the functions that hold the code a warm interpreter compiled ahead (see minidebug_ahead)
 _LEARNED_LOADED = set()  # every module importing the learned ones loaded (see _read_no_bytecode_from_now_on)
-_WARM_STATE = []  # in a warm interpreter: the watch's snapshot of the state every forked child starts from
+_WARM_STATE = []  # in a warm interpreter: the watch's snapshot and watchers every forked child starts from
 
 
 def _read_no_bytecode_from_now_on(pycache, preload, learned=()):
@@ -188,9 +188,9 @@ def run(fd, settings):
     if script:
         import minidebug_unittest as unittest_runner
     dumps = json.dumps
+    before, writes = (None, None) if unittest_runner or not _WARM_STATE else _WARM_STATE.pop()
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
-                  unittest_runner.GUARDED if unittest_runner else (),
-                  None if unittest_runner else _WARM_STATE.pop() if _WARM_STATE else None)
+                  unittest_runner.GUARDED if unittest_runner else (), before, writes)
     checks = watch.plugins()
     tree = os.getcwd()
     _drop_shadowed(sorted(_LEARNED_LOADED | set(learned)),
@@ -295,7 +295,8 @@ def serve(control):
     from minidebug_leftovers import SandboxState, in_own_pid_namespace, reap
 
     sandbox = SandboxState() if in_own_pid_namespace(settings.get("host_pid_namespace")) else None
-    _WARM_STATE[:] = [minidebug_watch.snapshot()]  # taken once here, not in every child (copying costs it pages)
+    # taken once here, not in every child (copying costs it pages, watching all the modules 20 ms)
+    _WARM_STATE[:] = [(minidebug_watch.snapshot(), minidebug_watch.prepared_writes())]
     # A program of a run may reach this interpreter with SIGINT (under bwrap it is the namespace's pid 1, to
     # which only signals it handles are delivered, and Python handles SIGINT): it is ignored; a child gets
     # Python's handler back (see minidebug_fork). Signals it does not handle never reach a pid 1.

@@ -68,10 +68,11 @@ _RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})  # class a
 class Watch:
     """The audit hook of one run and the state it compares after the run."""
 
-    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None):
+    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None, writes=None):
         """`also_guarded`: modules, by full name, whose state `finish` compares too (a runner's other than
         pytest's). `before`: the state to compare with, if taken already (`snapshot(also_guarded)` of this
-        very state: a warm interpreter takes it once, and each forked child starts from that state)."""
+        very state: a warm interpreter takes it once, and each forked child starts from that state);
+        `writes`: the watchers of writes, made by `prepared_writes()` likewise."""
         self.findings = []
         self._tree = tree.rstrip("/") + "/"
         self._judge = _judge_maker(tree, agent_files)
@@ -82,11 +83,11 @@ class Watch:
         self.state = ModuleState(self._judge, protected_names(), tree)
         self.state.start()
         outside = self.outside
-        self.writes = Writes(self._report, self._judge, lambda value: agent_code(value, self._judge), HOOKS)
-        self.writes.start()
-        for name, module in list(sys.modules.items()):
+        self.writes = prepared_writes() if writes is None else writes
+        for name, module in list(sys.modules.items()):  # those the project's set-up imported since
             if issubclass(type(module), types.ModuleType) and outside(module):
                 self.writes.watch_module(name, module)
+        self.writes.activate(self._report, self._judge, lambda value: agent_code(value, self._judge))
         self.pristine = Pristine(outside, self.writes.watch_module)
         self.pristine.start()
         sys.addaudithook(_hook(self._judge, self._report, fd, self._protected, self.genuine, tree))
@@ -139,6 +140,7 @@ class Watch:
 
     def finish(self):
         """The after-run checks: hook implementations and the state of pytest, pluggy, builtins and the driver."""
+        self.writes.stop()
         try:
             manager = next(self._keeper)
         except BaseException:  # closed or thrown into: only code that reached into it can have done that
@@ -182,6 +184,17 @@ def _keeper():
     kept = yield
     while True:
         yield kept
+
+
+def prepared_writes():
+    """The watchers of writes into the namespaces of every module imported so far (and their classes), not
+    yet judging any (see minidebug_writes): a warm interpreter makes them once, before it forks."""
+    writes = Writes(HOOKS)
+    writes.start()
+    for name, module in list(sys.modules.items()):
+        if issubclass(type(module), types.ModuleType):
+            writes.watch_module(name, module)
+    return writes
 
 
 def snapshot(also=()):

@@ -19,95 +19,90 @@ import types
 
 _ADDED, _MODIFIED, _DELETED = 0, 1, 2  # PyDict_WatchEvent
 AVAILABLE = sys.version_info >= (3, 12)
+_CACHES = frozenset({"__slotnames__"})  # what the standard library caches on any class (copyreg, for copy)
 
 
 class Writes:
-    """The watchers of one run. `report(filename, line, what)` records a finding; `judge(filename)` is the
-    watch's (True: untrusted, False: trusted, None: generated); `agent_code(value)` says whether a value is a
-    function or class of the agent's; `hooks` are (module, attribute) pairs any code may set."""
+    """The watchers of one interpreter: made and fed the modules before a run (in a warm interpreter, once,
+    before it forks), then `activate`d for the run. Until then every write is let be."""
 
-    def __init__(self, report, judge, agent_code, hooks):
-        self._report, self._judge, self._agent_code, self._hooks = report, judge, agent_code, hooks
-        self._names = {}  # id(namespace) -> what it is the namespace of ("json", "json.JSONDecoder")
-        self._kept = []  # the namespaces and classes watched, kept alive while their ids name them
-        self._dict_watcher = self._type_watcher = None
+    def __init__(self, hooks):
+        """`hooks`: (module, attribute) pairs any code may set (see minidebug_pristine.HOOKS)."""
+        self._hooks = hooks
+        self._report = None
+        self._names = {}  # id(namespace) -> (what it is the namespace of: "json", "json.JSONDecoder"; the id
+        #                    of the module namespace whose own code may write it)
+        self._kept = []  # the namespaces watched, kept alive while their ids name them
+        self._watcher = None
 
     def start(self):
-        """Add the watchers (no-op before Python 3.12)."""
+        """Add the watcher (no-op before Python 3.12)."""
         if not AVAILABLE:
             return
         import ctypes
+        import gc
 
         api = ctypes.pythonapi
         on_dict = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-        on_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
         api.PyDict_AddWatcher.argtypes, api.PyDict_AddWatcher.restype = [on_dict], ctypes.c_int
         api.PyDict_Watch.argtypes, api.PyDict_Watch.restype = [ctypes.c_int, ctypes.py_object], ctypes.c_int
-        api.PyType_AddWatcher.argtypes, api.PyType_AddWatcher.restype = [on_type], ctypes.c_int
-        api.PyType_Watch.argtypes, api.PyType_Watch.restype = [ctypes.c_int, ctypes.py_object], ctypes.c_int
-        self._callbacks = (on_dict(self._dict_written), on_type(self._type_written))  # kept: C holds pointers
-        self._dict_watcher = api.PyDict_AddWatcher(self._callbacks[0])
-        self._type_watcher = api.PyType_AddWatcher(self._callbacks[1])
+        api.PyDict_ClearWatcher.argtypes = [ctypes.c_int]
+        self._callback = on_dict(self._written)  # kept: the interpreter holds a pointer to it
+        watcher = api.PyDict_AddWatcher(self._callback)
+        self._watcher = watcher if watcher >= 0 else None
         self._api, self._object_at = api, lambda address: ctypes.cast(address, ctypes.py_object).value
-        self._getframe, self._busy = sys._getframe, []
+        self._getframe, self._busy, self._referents = sys._getframe, [], gc.get_referents
+
+    def activate(self, report, judge, agent_code):
+        """Judge every write from now on. `report(filename, line, what)` records a finding; `judge(filename)`
+        is the watch's (True: untrusted, False: trusted, None: generated); `agent_code(value)` says whether a
+        value is a function or class of the agent's."""
+        self._judge, self._agent_code, self._report = judge, agent_code, report
+
+    def stop(self):
+        """Remove the watcher (before the interpreter's own teardown writes to every module's namespace)."""
+        if self._watcher is not None:
+            self._report = None
+            self._api.PyDict_ClearWatcher(self._watcher)
+            self._watcher = None
 
     def watch_module(self, name, module):
         """Watch module `name`'s namespace and those of the classes it defines."""
-        if self._dict_watcher is None or self._dict_watcher < 0:
+        if self._watcher is None:
             return
         namespace = types.ModuleType.__dict__["__dict__"].__get__(module)
         if id(namespace) in self._names:
             return
-        self._names[id(namespace)] = name
-        self._kept.append(namespace)
-        self._api.PyDict_Watch(self._dict_watcher, namespace)
-        if self._type_watcher is None or self._type_watcher < 0:
-            return
+        self._watch(namespace, name, id(namespace))
         for key, value in list(namespace.items()):
-            if issubclass(type(value), type) and type.__dict__["__dict__"].__get__(value).get("__module__") == name \
-                    and id(value) not in self._names:
-                self._names[id(value)] = f"{name}.{key}"
-                self._kept.append(value)
-                self._api.PyType_Watch(self._type_watcher, value)
+            if issubclass(type(value), type) and type.__dict__["__dict__"].__get__(value).get("__module__") == name:
+                for inner in self._referents(type.__dict__["__dict__"].__get__(value)):  # the class's own dict
+                    if type(inner) is dict and id(inner) not in self._names:
+                        self._watch(inner, f"{name}.{key}", id(namespace))
 
-    def _dict_written(self, event, namespace, key, value):
-        if event not in (_ADDED, _MODIFIED, _DELETED) or self._busy:
+    def _watch(self, namespace, name, own):
+        self._names[id(namespace)] = (name, own)
+        self._kept.append(namespace)
+        self._api.PyDict_Watch(self._watcher, namespace)
+
+    def _written(self, event, namespace, key, value, _writes=(_ADDED, _MODIFIED, _DELETED)):
+        if self._report is None or event not in _writes or self._busy:
             return 0
         self._busy.append(1)
         try:
-            name = self._names.get(namespace)
-            if name is not None:
-                key = self._object_at(key)
-                new = self._object_at(value) if value else None
-                self._judge_write(self._getframe(1), name, namespace, key, new)
+            entry = self._names.get(namespace)
+            frame = self._getframe(1)
+            if entry is not None and id(frame.f_globals) != entry[1]:  # not a module's own code (most writes)
+                self._judge_write(frame, entry[0], self._object_at(key), self._object_at(value) if value else None)
         except Exception:  # a finding is never worth breaking the program under test
             pass
         finally:
             self._busy.clear()
         return 0
 
-    def _type_written(self, klass):
-        if self._busy:
-            return 0
-        self._busy.append(1)
-        try:
-            name = self._names.get(klass)
-            if name is not None:
-                home = sys.modules.get(name.rsplit(".", 1)[0])
-                own = types.ModuleType.__dict__["__dict__"].__get__(home) if home is not None else None
-                self._judge_write(self._getframe(1), name, id(own), None, None)
-        except Exception:
-            pass
-        finally:
-            self._busy.clear()
-        return 0
-
-    def _judge_write(self, frame, name, own, key, new):
-        """Report the write to `name`'s `key` (None: an attribute of a class), made in `frame`, if it is one
-        of the agent's. `own`: the id of the namespace whose own code may write it."""
-        what = f"{name}.{key}" if key is not None else f"the class {name}"
-        if id(frame.f_globals) == own:
-            return  # a module's own code
+    def _judge_write(self, frame, name, key, new):
+        """Report the write of `new` to `name`'s `key`, made in `frame`, if it is one of the agent's."""
+        what = f"{name}.{key}"
         writer = frame
         while writer is not None and self._judge(writer.f_code.co_filename) is None:
             if writer.f_code.co_filename.startswith("<frozen importlib"):
@@ -119,7 +114,7 @@ class Writes:
         if new is not None and self._agent_code(new):
             self._report("", 0, f"{what} was set to code of the agent's")
             return
-        if (name.split(".", 1)[0], key) in self._hooks:
+        if (name.split(".", 1)[0], key) in self._hooks or key in _CACHES:
             return
         while frame is not None:
             filename = frame.f_code.co_filename
