@@ -360,6 +360,7 @@ def mathlib_repo(root: Path) -> dict[str, str]:
     return {"repo": str(root), "base": base, "environment": git("rev-parse", "HEAD")}
 
 
+@pytest.mark.slow  # the recipe's Python is 3.9: another interpreter, as the other slow tests need
 def test_the_source_task_and_its_recipe_validate_as_written(tmp_path, cache_dir, monkeypatch):
     """The README's `[source]` task, built from its recipe table (installed from the environment commit), is
     valid under `minidebug validate`: the fail_to_pass test fails on the base, the gold patch fixes it."""

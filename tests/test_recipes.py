@@ -358,12 +358,14 @@ LACKS = ("this machine lacks the program minidebug-absent-tool, which the recipe
 
 
 @pytest.mark.parametrize("install, failed", [
-    (["minidebug-absent-tool --install"], f"`minidebug-absent-tool --install` failed: {LACKS}"),
     (["python -c pass", "sh -c 'minidebug-absent-tool --install'"],
      f"`sh -c 'minidebug-absent-tool --install'` failed: {LACKS}"),  # the shell did not find the program
     ([BOOM, "minidebug-absent-tool --install"], f"`{BOOM}` failed: boom"),  # an earlier step failed
-    (["python -c pass", "sh -c 'exit 3'"], "`sh -c 'exit 3'` failed: exit status 3, and no output"),
-], ids=["the-program", "program-not-found", "earlier-step", "another-failure"])
+    pytest.param(["minidebug-absent-tool --install"], f"`minidebug-absent-tool --install` failed: {LACKS}",
+                 marks=pytest.mark.slow),
+    pytest.param(["python -c pass", "sh -c 'exit 3'"], "`sh -c 'exit 3'` failed: exit status 3, and no output",
+                 marks=pytest.mark.slow),
+], ids=["program-not-found", "earlier-step", "the-program", "another-failure"])
 def test_a_missing_system_program_is_blamed_only_for_the_step_it_broke(install, failed, tmp_path, upstream,
                                                                       cache_dir, monkeypatch):
     """The failed step and why are validate's problem; under the row, the recipe names what the machine lacks."""

@@ -78,18 +78,12 @@ def _with(env, prefix):
 @pytest.mark.parametrize("name", ATTACKS)
 def test_a_patch_of_what_the_tests_call_does_not_score(make_env, geo, name):
     prefix, finding = ATTACKS[name]
-    lenient = make_env(geo, sandbox=None)
-    lenient.reset()
-    _, unfixed, *_ = lenient.step({"name": "eval"})
-    _with(lenient, prefix)
-    _, patched, *_ = lenient.step({"name": "eval"})
-    assert patched > unfixed  # the attack works on what it targets
     env = make_env(geo, strict=True, sandbox=None)
     env.reset()
     _with(env, prefix)
     observation, reward, _, _, info = env.step({"name": "eval"})
-    assert reward == 0.0, observation
-    assert any(finding in item for item in info.get("suspicious", ())), info
+    assert "it would have scored 1/5" in observation and reward == 0.0, observation  # the attack works (the
+    assert any(finding in item for item in info.get("suspicious", ())), info  # bug alone passes no test)
 
 
 def test_a_function_of_another_module_over_a_standard_library_one_is_a_finding(make_env, geo):
@@ -101,7 +95,7 @@ def test_a_function_of_another_module_over_a_standard_library_one_is_a_finding(m
     assert "json.loads was replaced by literal_eval (not the module's own) during the run" in info["suspicious"]
 
 
-@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize("sandbox", SANDBOXES[1:])  # without one: the tests above
 def test_a_patch_holds_in_every_sandbox(make_env, geo, sandbox):
     env = make_env(geo, strict=True, sandbox=sandbox)
     env.reset()
@@ -143,7 +137,7 @@ LEGITIMATE = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize("sandbox", SANDBOXES[:2])
 def test_a_fix_that_uses_those_modules_plainly_scores_in_full(make_env, geo, sandbox):
     env = make_env(geo, strict=True, sandbox=sandbox)
     env.reset()
