@@ -166,6 +166,24 @@ class Watch:
             self._report("", 0, change)
         if not self.pristine.intact():
             self._report("", 0, "importlib's loading of modules (_load_unlocked) was replaced during the run")
+        for change in poisoned_caches():
+            self._report("", 0, change)
+
+
+def poisoned_caches():
+    """Entries of the standard library's caches that are not what their key makes: `re`'s compiled patterns
+    (a pattern's text mapped to another's compiled form makes every match of it succeed)."""
+    found = []
+    module = sys.modules.get("re")
+    for name in ("_cache", "_cache2"):
+        cache = vars_of(module).get(name) if issubclass(type(module), types.ModuleType) else None
+        if type(cache) is not dict:
+            continue
+        for key, value in list(cache.items()):
+            if type(key) is tuple and len(key) >= 3 and \
+                    (type(value).__name__ != "Pattern" or value.pattern != key[1]):
+                found.append(f"re.{name} holds another pattern for {str(key[1])[:60]!r}")
+    return found[:5]
 
 
 def _path(item):
@@ -375,6 +393,13 @@ def _hook(judge, report, fd, protected, genuine, tree):
                 return None
             if name == "__class__" and is_instance(target, module_type):
                 return text.format(name=name, target=f"the module {module_dict(target).get('__name__')}")
+            if name == "__class__":  # an object of the standard library's or the venv's given another class
+                home = modules.get(class_dict(type_of(target)).get("__module__"))
+                filename = module_dict(home).get("__file__", "") if is_instance(home, module_type) else None
+                if filename is None or (is_instance(filename, str) and not filename.startswith(tree_prefix)
+                                        and judge(filename) is False):
+                    return text.format(name=name, target=f"an object of {type_of(target).__qualname__}")
+                return None
             if type_of(target) is function_type and name == "__code__":
                 return text.format(name="__code__", target="a function (its code replaced)")
             return None
