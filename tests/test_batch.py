@@ -137,6 +137,8 @@ def test_a_worker_that_dies_costs_its_episode_only(slow_task, cache_dir, tmp_pat
     assert "interrupted: 1 of 3 episode(s) done, 2 not run" in stderr
     collect(temp_dir=tmp, cache_dir=cache_dir)  # what the killed worker left (its eval died with it)
     _nothing_left(tmp, proc.pid)
+    (recorded,) = finished_results(tmp_path / "out").values()  # results.json, reports and --rerun-failed see it
+    assert not recorded.solved and "the worker running this episode died (signal 9)" in recorded.error
 
 
 def test_resume_prints_the_table_of_the_whole_run(calc_task, cache_dir, tmp_path):
@@ -235,4 +237,13 @@ def test_a_ray_client_address_without_the_client_is_a_usage_error(calc_task):
     done = subprocess.run([sys.executable, "-c", without_grpc], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.strip().splitlines() == [
-        "minidebug: a ray:// address needs Ray's client: pip install 'minidebug[ray]'"], done.stderr
+        "minidebug: a ray:// address needs Ray's client: pip install 'minidebug[ray]' (or 'ray[client]')"], done.stderr
+
+
+def test_a_report_whose_reader_has_gone_ends_quietly(calc_task, cache_dir, tmp_path):
+    run_batch(plan([load_task(calc_task)], ["oracle"], range(1)), tmp_path, jobs=1)
+    report = subprocess.Popen([sys.executable, "-m", "minidebug.run.cli", "report", "--text", str(tmp_path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    report.stdout.close()  # the reader is gone before the report is written (`| head -0`)
+    stderr = report.communicate(timeout=60)[1]
+    assert report.returncode == 1 and stderr == "", stderr

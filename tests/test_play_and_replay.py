@@ -117,3 +117,17 @@ def test_pdb_and_eval_observations_replay_identically(calc_task, cache_dir, tmp_
     assert mismatches == [] and warnings == []
     observations = [json.loads(line).get("observation", "") for line in recorded.read_text().splitlines()]
     assert any("[at calc.py:2] return a - b" in o for o in observations)
+
+
+def test_a_failing_tests_temp_folder_is_the_same_in_every_episode(make_env, task_dir):
+    """A forked eval runs in a room whose folder changes from eval to eval; the observation names none."""
+    files = {"calc.py": "def one():\n    return 2\n",
+             "test_calc.py": "from calc import one\n\n\ndef test_one(tmp_path):\n    assert (one(), tmp_path) == (1, 0)\n"}
+    task = task_dir(files, 'description = "x"\neval = "python -m pytest -q"\nreadonly = ["test_*.py"]\n', name="tmp")
+    seen = []
+    for _ in range(2):
+        env = make_env(task)
+        env.reset()
+        seen += [env.step({"name": "eval"})[0] for _ in range(2)]
+    assert "minidebug-room-" not in seen[-1] and "$EPISODE/" in seen[-1], seen[-1]
+    assert len(set(seen)) == 1, seen

@@ -14,6 +14,7 @@ from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from ..sandbox import choose as sandbox
 from ..sandbox.confinement import Confinement
 from ..scoring.counted import counted_tests
+from ..scoring.eval_room import ROOM_PREFIX
 from ..scoring.evaluate import EvalResult, evaluate
 from ..scoring.warm_pool import ForkedEvals, WarmPool
 from ..store import cache, treeguard
@@ -34,6 +35,7 @@ from .config import EnvConfig
 
 
 # Only minidebug's own noise is normalised: pytest's closing line's timing, and default reprs' addresses.
+_ROOM = re.compile(r"/(?:[^\s/'\"]+/)*" + re.escape(ROOM_PREFIX) + r"[A-Za-z0-9_]+")
 _PYTEST_TIMING = re.compile(r"^((?:=+ )?(?:no tests ran|\d+ [a-z]+(?:, \d+ [a-z]+)*))"
                             r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?((?: =+)?)$", re.M)
 _ADDRESS = re.compile(r"(<[^<>\n]* at )0x[0-9a-fA-F]+>")
@@ -414,6 +416,7 @@ class DebugEnv:
         root = str(self.workspace.root)
         text = text.replace(root + "/", "").replace(root, ".")
         text = text.replace(str(self.workspace.dir), "$EPISODE").replace(str(self.workspace.venv), "$VENV")
+        text = _ROOM.sub("$EPISODE", text)  # a forked eval's folder, which changes from eval to eval
         text = _PYTEST_TIMING.sub(r"\1\2", text)
         return _ADDRESS.sub(r"\g<1>0x...>", text)
 

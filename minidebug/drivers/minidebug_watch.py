@@ -87,7 +87,8 @@ class Watch:
         for name, module in list(sys.modules.items()):  # those the project's set-up imported since
             if issubclass(type(module), types.ModuleType) and outside(module):
                 self.writes.watch_module(name, module)
-        self.writes.activate(self._report, self._judge, lambda value: agent_code(value, self._judge))
+        self.writes.activate(self._report, self._judge, lambda value: agent_code(value, self._judge),
+                             deferred_calls())
         self.pristine = Pristine(outside, self.writes.watch_module)
         self.pristine.start()
         sys.addaudithook(_hook(self._judge, self._report, fd, self._protected, self.genuine, tree))
@@ -168,6 +169,17 @@ class Watch:
             self._report("", 0, "importlib's loading of modules (_load_unlocked) was replaced during the run")
         for change in poisoned_caches():
             self._report("", 0, change)
+
+
+def deferred_calls():
+    """The code of the standard library's that calls what someone armed earlier, with no frame of theirs on the
+    stack: a `weakref.finalize` firing, a thread's or a timer's target. A built-in it calls directly (setattr,
+    sys.settrace) acts for whoever armed it."""
+    import threading
+    import weakref
+
+    return frozenset({weakref.finalize.__call__.__code__, threading.Thread.run.__code__,
+                      threading.Timer.run.__code__})
 
 
 def poisoned_caches():
@@ -337,6 +349,7 @@ def _hook(judge, report, fd, protected, genuine, tree):
     fd_paths = (f"/proc/self/fd/{fd}", f"/dev/fd/{fd}", f"/proc/thread-self/fd/{fd}")
     busy = []
 
+    deferred, stdlib = deferred_calls(), os.path.dirname(os.__file__) + "/"
     verdicts = {}  # code object -> (judge's verdict on its file, whether it is looked through)
 
     def verdict(code):
@@ -351,6 +364,12 @@ def _hook(judge, report, fd, protected, genuine, tree):
     def cause(frame, policy):
         """The frame of the untrusted code that caused the event, or None."""
         if policy == "stack":
+            armed = frame  # the standard library's own frames down to a finalizer or a thread's target: what
+            while armed is not None and armed.f_code not in deferred and armed.f_code.co_filename.startswith(
+                    stdlib) and "-packages/" not in armed.f_code.co_filename:  # they do acts for whoever armed it
+                armed = armed.f_back
+            if armed is not None and armed.f_code in deferred:
+                return armed
             while frame is not None:
                 untrusted, _, importing = verdict(frame.f_code)
                 if importing:

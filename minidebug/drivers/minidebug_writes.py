@@ -53,11 +53,13 @@ class Writes:
         self._api, self._object_at = api, lambda address: ctypes.cast(address, ctypes.py_object).value
         self._getframe, self._busy, self._referents = sys._getframe, [], gc.get_referents
 
-    def activate(self, report, judge, agent_code):
+    def activate(self, report, judge, agent_code, deferred=frozenset()):
         """Judge every write from now on. `report(filename, line, what)` records a finding; `judge(filename)`
         is the watch's (True: untrusted, False: trusted, None: generated); `agent_code(value)` says whether a
-        value is a function or class of the agent's."""
-        self._judge, self._agent_code, self._report = judge, agent_code, report
+        value is a function or class of the agent's; `deferred`: the code objects that call what someone
+        armed earlier (a finalizer, a thread's target: see minidebug_watch.deferred_calls), whose writes are
+        reported as such."""
+        self._judge, self._agent_code, self._deferred, self._report = judge, agent_code, deferred, report
 
     def stop(self):
         """Remove the watcher (before the interpreter's own teardown writes to every module's namespace)."""
@@ -113,6 +115,11 @@ class Writes:
             return
         if new is not None and self._agent_code(new):
             self._report("", 0, f"{what} was set to code of the agent's")
+            return
+        if writer is not None and writer.f_code in self._deferred:
+            armed_by = writer.f_code.co_qualname
+            self._report(writer.f_code.co_filename, writer.f_lineno, f"has {what} set (by {armed_by}, for whoever "
+                         "armed it)")
             return
         if (name.split(".", 1)[0], key) in self._hooks or key in _CACHES:
             return

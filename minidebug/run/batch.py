@@ -142,10 +142,16 @@ def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int |
 
 
 def _failed(spec: EpisodeSpec, reason: str) -> tuple[dict[str, Any], str]:
-    """The result of an episode that ended without one (its worker died): an error, nothing solved."""
-    return asdict(EpisodeResult(spec.task_name, spec.agent, spec.seed, False, 0.0, 0, 0, 0.0, reason,
-                                spec.make_options.get("strategy", "debug"),
-                                spec.agent_options.get("model"))), ""
+    """The result of an episode that ended without one (its worker died): an error, nothing solved, and a
+    trajectory of its header and that result, so that results.json, reports and --rerun-failed count it."""
+    from ..core.trajectory import HeaderRecord
+
+    result = EpisodeResult(spec.task_name, spec.agent, spec.seed, False, 0.0, 0, 0, 0.0, reason,
+                           spec.make_options.get("strategy", "debug"), spec.agent_options.get("model"))
+    header = HeaderRecord(task=spec.task_name, task_path=spec.task_path, agent=spec.agent, strategy=result.strategy,
+                          model=result.model, seed=spec.seed)
+    record = ResultRecord(**{**asdict(result), "suspicious": []})
+    return asdict(result), header.to_json() + "\n" + record.to_json() + "\n"
 
 
 class RunInterrupted(Exception):

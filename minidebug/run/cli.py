@@ -56,9 +56,10 @@ def _run(args: argparse.Namespace) -> int:
             for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # ending already; and Python's exit
                 signal.signal(signum, signal.SIG_IGN)  # would put back the default action, which kills
             progress.__exit__(None, None, None)
-            if stop.results:
-                print(summary(stop.results))
-            print(f"minidebug: interrupted: {len(stop.results)} of {len(specs)} episode(s) done, "
+            done = recorded_results(everything, args.out) if args.out is not None else stop.results  # the run's
+            if done:
+                print(summary(done))
+            print(f"minidebug: interrupted: {len(done)} of {len(everything)} episode(s) done, "
                   f"{len(stop.not_run)} not run; {_how_to_go_on(args)}", file=sys.stderr)
             return 130
     if args.out is not None:  # the whole run, earlier invocations' episodes included
@@ -98,7 +99,8 @@ def _need_ray_client() -> None:
         import grpc  # noqa: F401  (what Ray's client, ray://, talks over)
         import ray  # noqa: F401
     except ImportError:
-        raise UsageError("a ray:// address needs Ray's client: pip install 'minidebug[ray]'") from None
+        raise UsageError("a ray:// address needs Ray's client: pip install 'minidebug[ray]' (or 'ray[client]')") \
+            from None
 
 
 def _check_replayed_task(trajectory: Path | None, tasks: list[Any]) -> None:
@@ -399,14 +401,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
+    except BrokenPipeError:  # `minidebug report --text | head`: the reader has gone, so has our output
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (MinidebugError, ValueError, RuntimeError, OSError) as exc:  # OSError: a file named that is not there
         print(f"minidebug: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # `minidebug report --text | head`: the reader has gone, so has our output
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
 
 
 if __name__ == "__main__":
