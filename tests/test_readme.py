@@ -280,7 +280,14 @@ def run_python(block: Block, cwd: Path, env: dict[str, str]) -> None:
             assert expected in output, output
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[block_id(b, BLOCKS) for b in BLOCKS])
+# Whole framework runs that other tests make in the default run too (tests/test_inspect_cli.py runs README's
+# `inspect eval` command, tests/test_verifiers.py a scripted rollout): these blocks run with -m slow.
+SLOW_BLOCKS = {"in-other-frameworks-inspect-ai-mini-swe-agent-skyrl-gym-verifiers-1",
+               "in-other-frameworks-inspect-ai-mini-swe-agent-skyrl-gym-verifiers-4"}
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.slow) if block_id(b, BLOCKS) in SLOW_BLOCKS
+                                   else b for b in BLOCKS], ids=[block_id(b, BLOCKS) for b in BLOCKS])
 def test_readme_block_runs(block, server, tmp_path, cache_dir):
     chat = server(gold_model)
     temp = Path(tempfile.mkdtemp(prefix="mdr-", dir="/tmp"))
