@@ -2,14 +2,15 @@
 
 Python audits no write to a module's or a class's attribute, and a patch that code of the agent's makes and
 undoes within a test (a self-restoring one: the patched function puts the original back when called) leaves
-nothing for a check between tests or after the run. From Python 3.12 the interpreter calls watchers on every
-change of a watched dict (`PyDict_AddWatcher`) and of a watched class (`PyType_AddWatcher`); `Writes` watches
-the namespaces of the standard library's and the venv's modules, of the classes they define and of the task's
-test modules, and reports a write as it happens when
+nothing for a check between tests or after the run. From Python 3.12 the interpreter calls a watcher on every
+change of a watched dict (`PyDict_AddWatcher`); `Writes` watches the namespaces of the standard library's and
+the venv's modules, of the classes they define (a class's own dict) and of the task's test modules, and
+reports a write as it happens when
 - the code that made it is untrusted (the agent's; generated code is judged by its caller), or
+- it binds a function or class of the agent's, whoever bound it, or
+- a built-in called by a finalizer or as a thread's target made it (for whoever armed it), or
 - trusted code made it for untrusted code further down the stack (`mock.patch` called by the agent's code),
-  except at the hooks the standard library documents as replaceable, or
-- it binds a function or class of the agent's, whoever bound it.
+  except at the hooks the standard library documents as replaceable.
 A module writing its own namespace (its globals) is never a finding, nor what a module does while it is
 imported. On Python 3.8 to 3.11 `Writes.start` does nothing (see minidebug_pristine for what is still seen).
 """
