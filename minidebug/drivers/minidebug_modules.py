@@ -58,10 +58,15 @@ def agent_code(value, judge):
     value = unwrapped(value)
     if type(value) is _FUNCTION:
         return judge(value.__code__.co_filename) is True  # generated code (`<string>`) is nobody's here
-    klass = value if _is(value, type) else type(value)
-    module = sys.modules.get(_class_dict(klass).get("__module__"))
-    filename = _module_dict(module).get("__file__") if _is(module, _MODULE) else None
+    filename = class_file(value if _is(value, type) else type(value))
     return type(filename) is str and judge(filename) is True
+
+
+def class_file(klass):
+    """The file of the module that defines `klass` (its `__module__`), or None."""
+    name = _class_dict(klass).get("__module__")
+    module = sys.modules.get(name) if type(name) is str else None
+    return _module_dict(module).get("__file__") if _is(module, _MODULE) else None
 
 
 def agent_module(value, judge):
@@ -188,11 +193,7 @@ def _venv_code(value, judge):
     """Whether a callable is a function or object of a venv package's (trusted, and not the standard
     library's)."""
     value = unwrapped(value)
-    if type(value) is _FUNCTION:
-        filename = value.__code__.co_filename
-    else:
-        module = sys.modules.get(_class_dict(type(value)).get("__module__"))
-        filename = _module_dict(module).get("__file__") if _is(module, _MODULE) else None
+    filename = value.__code__.co_filename if type(value) is _FUNCTION else class_file(type(value))
     return type(filename) is str and ("/site-packages/" in filename or "/dist-packages/" in filename) \
         and judge(filename) is False
 
@@ -284,11 +285,9 @@ def _own_code(name, own_file, tree, judge):
             return filename == own_file or filename.startswith(_DRIVERS) or \
                 (filename.startswith(tree) and judge(filename) is False)
         if _is(value, type):
-            module_name = _class_dict(value).get("__module__")
-            if module_name == name:
+            if _class_dict(value).get("__module__") == name:
                 return True
-            module = sys.modules.get(module_name) if type(module_name) is str else None
-            filename = _module_dict(module).get("__file__") if _is(module, _MODULE) else None
+            filename = class_file(value)
             return type(filename) is str and filename.startswith(tree) and judge(filename) is False
         return False
 

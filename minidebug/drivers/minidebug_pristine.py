@@ -109,3 +109,19 @@ def _partial():
 
         _PARTIAL = functools.partial
     return _PARTIAL
+
+
+def poisoned_caches():
+    """Entries of the standard library's caches that are not what their key makes: `re`'s compiled patterns
+    (a pattern's text mapped to another's compiled form makes every match of it succeed)."""
+    found = []
+    module = sys.modules.get("re")
+    for name in ("_cache", "_cache2"):
+        cache = types.ModuleType.__dict__["__dict__"].__get__(module).get(name) if issubclass(type(module), types.ModuleType) else None
+        if type(cache) is not dict:
+            continue
+        for key, value in list(cache.items()):
+            if type(key) is tuple and len(key) >= 3 and \
+                    (type(value).__name__ != "Pattern" or value.pattern != key[1]):
+                found.append(f"re.{name} holds another pattern for {str(key[1])[:60]!r}")
+    return found[:5]

@@ -32,10 +32,10 @@ import sys
 import types
 
 from minidebug_identity import Genuine, namespace_of_exec
-from minidebug_pristine import HOOKS, Pristine
-from minidebug_writes import Writes
-from minidebug_modules import (ModuleState, agent_code, agent_values, class_namespace, classes_in, protected_names,
-                               unwrapped)
+from minidebug_pristine import HOOKS, Pristine, poisoned_caches
+from minidebug_writes import Writes, deferred_calls
+from minidebug_modules import (ModuleState, agent_code, agent_values, class_file, class_namespace, classes_in,
+                               protected_names, unwrapped)
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -171,33 +171,6 @@ class Watch:
             self._report("", 0, change)
 
 
-def deferred_calls():
-    """The code of the standard library's that calls what someone armed earlier, with no frame of theirs on the
-    stack: a `weakref.finalize` firing, a thread's or a timer's target. A built-in it calls directly (setattr,
-    sys.settrace) acts for whoever armed it."""
-    import threading
-    import weakref
-
-    return frozenset({weakref.finalize.__call__.__code__, threading.Thread.run.__code__,
-                      threading.Timer.run.__code__})
-
-
-def poisoned_caches():
-    """Entries of the standard library's caches that are not what their key makes: `re`'s compiled patterns
-    (a pattern's text mapped to another's compiled form makes every match of it succeed)."""
-    found = []
-    module = sys.modules.get("re")
-    for name in ("_cache", "_cache2"):
-        cache = vars_of(module).get(name) if issubclass(type(module), types.ModuleType) else None
-        if type(cache) is not dict:
-            continue
-        for key, value in list(cache.items()):
-            if type(key) is tuple and len(key) >= 3 and \
-                    (type(value).__name__ != "Pattern" or value.pattern != key[1]):
-                found.append(f"re.{name} holds another pattern for {str(key[1])[:60]!r}")
-    return found[:5]
-
-
 def _path(item):
     """The file of a collected test (`fspath` before pytest 7)."""
     return str(getattr(item, "path", None) or item.fspath)
@@ -273,8 +246,7 @@ def _from_untrusted_code(value, judge):
     if code is not None:
         return judge(code.co_filename) is not False
     if isinstance(value, type):
-        module = sys.modules.get(class_namespace(value).get("__module__"))
-        filename = getattr(module, "__file__", None)
+        filename = class_file(value)
         return not isinstance(filename, str) or judge(filename) is not False
     return True
 

@@ -23,6 +23,17 @@ AVAILABLE = sys.version_info >= (3, 12)
 _CACHES = frozenset({"__slotnames__"})  # what the standard library caches on any class (copyreg, for copy)
 
 
+def deferred_calls():
+    """The code of the standard library's that calls what someone armed earlier, with no frame of theirs on the
+    stack: a `weakref.finalize` firing, a thread's or a timer's target. A built-in it calls directly (setattr,
+    sys.settrace) acts for whoever armed it."""
+    import threading
+    import weakref
+
+    return frozenset({weakref.finalize.__call__.__code__, threading.Thread.run.__code__,
+                      threading.Timer.run.__code__})
+
+
 class Writes:
     """The watchers of one interpreter: made and fed the modules before a run (in a warm interpreter, once,
     before it forks), then `activate`d for the run. Until then every write is let be."""
@@ -58,7 +69,7 @@ class Writes:
         """Judge every write from now on. `report(filename, line, what)` records a finding; `judge(filename)`
         is the watch's (True: untrusted, False: trusted, None: generated); `agent_code(value)` says whether a
         value is a function or class of the agent's; `deferred`: the code objects that call what someone
-        armed earlier (a finalizer, a thread's target: see minidebug_watch.deferred_calls), whose writes are
+        armed earlier (a finalizer, a thread's target: see `deferred_calls`), whose writes are
         reported as such."""
         self._judge, self._agent_code, self._deferred, self._report = judge, agent_code, deferred, report
 
