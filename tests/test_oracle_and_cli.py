@@ -28,10 +28,11 @@ TWO_HUNKS = """\
 +x = 1
 +y = 2
 """
+BEFORE = "".join(f"{name} = {value}\n" for value, name in enumerate("abcdefghij", 1))
 
 
 def test_oracle_shifts_later_hunks_by_earlier_ones():
-    calls = [c.arguments for p in parse_patch(TWO_HUNKS) for c in edits_for(p)]
+    calls = [c.arguments for p in parse_patch(TWO_HUNKS) for c in edits_for(p, BEFORE if p.old_path else None)]
     assert calls == [
         {"path": "m.py", "start": 1, "end": 3, "new_code": "a = 1\na2 = 12\nb = 2\nc = 3\n"},
         {"path": "m.py", "start": 9, "end": 11, "new_code": "h = 8\nj = 10\n"},

@@ -143,7 +143,7 @@ def gold_calls(text: str) -> list[ToolCall]:
     if not matches:
         return []
     task = max(matches, key=lambda task: len(task.spec.description))
-    return gold_edits(task) + [ToolCall("eval"), ToolCall("submit")]
+    return gold_edits(task, lambda rel: (task.repo / rel).read_text()) + [ToolCall("eval"), ToolCall("submit")]
 
 
 def _text(content) -> str:

@@ -44,7 +44,7 @@ def scripted_model(body):
     plan = []
     if task.name != UNSOLVED and body["model"] != GIVING_UP:
         for file_patch in parse_patch(task.solution.read_text()):
-            plan += [(call.name, dict(call.arguments)) for call in edits_for(file_patch)]
+            plan += [(call.name, dict(call.arguments)) for call in edits_for(file_patch, (task.repo / file_patch.old_path).read_text())]
     plan += [("eval", {}), ("submit", {})]
     done = sum(1 for name in called if name != "pdb")
     return completion(plan[min(done, len(plan) - 1)])

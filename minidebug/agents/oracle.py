@@ -5,43 +5,55 @@ It proves a task solvable with the same tools an agent has, and needs no model.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..core.calls import ToolCall
 from ..core.trajectory import Exchange
 from ..errors import TaskError
-from ..tasks.patch import FilePatch, parse_patch
+from ..tasks.patch import FilePatch, parse_patch, place
 
 
-def edits_for(file_patch: FilePatch) -> Iterator[ToolCall]:
-    """The edit calls that apply one file's hunks in order (line numbers shift as earlier hunks land)."""
+def edits_for(file_patch: FilePatch, text: str | None) -> Iterator[ToolCall]:
+    """The edit calls that apply one file's hunks in order, each where `git apply` places it in `text` (the
+    file's pristine text; None when the patch creates it).
+
+    Raises:
+        TaskError: the patch deletes the file, or does not apply to `text`.
+    """
     if file_patch.new_path is None:
         raise TaskError(f"the oracle cannot delete files ({file_patch.old_path}); edit the file instead")
     path = file_patch.new_path
     if file_patch.old_path is None:
-        text = "".join(line + "\n" for line in file_patch.hunks[0].new_lines) if file_patch.hunks else ""
-        yield ToolCall("edit", {"path": path, "start": 1, "end": 0, "new_code": text})
+        content = "".join(line + "\n" for line in file_patch.hunks[0].new_lines) if file_patch.hunks else ""
+        yield ToolCall("edit", {"path": path, "start": 1, "end": 0, "new_code": content})
         return
-    shift = 0
-    for hunk in file_patch.hunks:
-        start = hunk.old_start + shift + (1 if hunk.old_count == 0 else 0)
-        end = start + hunk.old_count - 1
-        new_code = "".join(line + "\n" for line in hunk.new_lines)
-        yield ToolCall("edit", {"path": path, "start": start, "end": end, "new_code": new_code})
-        shift += hunk.new_count - hunk.old_count
+    if text is None:
+        raise TaskError(f"the gold patch changes {path}, which is not in the task's tree")
+    try:
+        spots = place(text, file_patch)
+    except ValueError as exc:
+        raise TaskError(f"the gold patch does not apply: {exc}") from None
+    for spot in spots:
+        new_code = "".join(line + "\n" for line in spot.hunk.new_lines)
+        yield ToolCall("edit", {"path": path, "start": spot.line, "end": spot.line + spot.hunk.old_count - 1,
+                                "new_code": new_code})
 
 
-def gold_edits(task: Any) -> list[ToolCall]:
-    """The edit calls that apply a task's gold patch.
+def gold_edits(task: Any, base_text: Callable[[str], str | None]) -> list[ToolCall]:
+    """The edit calls that apply a task's gold patch, each hunk where `git apply` places it.
+
+    Args:
+        task: the task.
+        base_text: a file's pristine text by its path in the tree (None when it is not there).
 
     Raises:
-        TaskError: the task has no solution.patch, or it deletes a file.
+        TaskError: the task has no solution.patch, it deletes a file, or it does not apply.
     """
     if task.solution is None:
         raise TaskError(f"task {task.name!r} has no solution.patch for the oracle to apply")
     calls: list[ToolCall] = []
     for file_patch in parse_patch(task.solution.read_text(encoding="utf-8")):
-        calls.extend(edits_for(file_patch))
+        calls.extend(edits_for(file_patch, base_text(file_patch.old_path) if file_patch.old_path else None))
     return calls
 
 
@@ -49,7 +61,7 @@ class OracleAgent:
     """Replays the gold patch: one edit per hunk, then eval, then submit."""
 
     def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
-        self._plan = iter(gold_edits(env.task) + [ToolCall("eval"), ToolCall("submit")])
+        self._plan = iter(gold_edits(env.task, env.workspace.base_text) + [ToolCall("eval"), ToolCall("submit")])
 
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:
         return next(self._plan, ToolCall("submit"))

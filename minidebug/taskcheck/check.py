@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from ..scoring.counted import gold_failures
 from ..store.cache import ensure_eval_base
-from ..tasks.patch import parse_patch
+from ..tasks.patch import parse_patch, relocated
 from ..tasks.task import Task
 from .breakable import changed_regions, probe_lines, scopes
 from .gold import GoldRun, gold_run, one_line
@@ -45,6 +45,7 @@ def probe_targets(task: Task, root: Path) -> list[tuple[str, int]]:
         try:
             source = (root / file_patch.old_path).read_text(encoding="utf-8")
             found = scopes(source, file_patch.old_path)
+            file_patch = relocated(source, file_patch)  # the regions where the hunks really apply
         except (OSError, UnicodeError, SyntaxError, ValueError):
             continue
         targets += [(file_patch.old_path, line) for line in probe_lines(found, changed_regions(file_patch))]

@@ -257,7 +257,7 @@ def _node_ids(fail_to_pass: list[str], pass_to_pass: list[str], test_patches: li
     """
     if not Path(repository).is_dir():
         raise ValueError("its test ids are bare test names: finding their files needs a local clone (--repos)")
-    files = {p.new_path: patched(read_at(repository, commit, p.old_path) or "" if p.old_path else "", p)
+    files = {p.new_path: patched(read_at(repository, commit, p.old_path) if p.old_path else None, p)
              for p in test_patches if p.new_path.endswith(".py")}
     return node_ids(fail_to_pass, files), node_ids(pass_to_pass, files)
 

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from ...errors import TaskError
 from ..command import django_label, eval_command, unittest_id
-from ..patch import FilePatch
+from ..patch import FilePatch, apply_file_patch
 from .clones import file_at
 
 DJANGO_EVAL = "python tests/runtests.py --settings=test_sqlite --parallel 1"
@@ -64,15 +64,16 @@ def read_at(repository: str, commit: str, path: str) -> str | None:
     return file_at(Path(repository), commit, path) if Path(repository).is_dir() else None
 
 
-def patched(text: str, patch: FilePatch) -> str:
-    """`text` with one file's hunks applied (as `git apply` would, to the text they were made from)."""
-    lines, out, at = text.splitlines(), [], 0
-    for hunk in patch.hunks:
-        start = max(hunk.old_start - 1, 0) if hunk.old_count else hunk.old_start
-        out += lines[at:start]
-        out += hunk.new_lines
-        at = start + hunk.old_count
-    return "\n".join(out + lines[at:]) + "\n"
+def patched(text: str | None, patch: FilePatch) -> str:
+    """`text` (None: no such file) with one file's hunks applied, as `git apply` applies them.
+
+    Raises:
+        ValueError: the patch does not apply to `text`, or deletes the file.
+    """
+    result = apply_file_patch(text, patch)
+    if result is None:
+        raise ValueError(f"the test patch deletes {patch.old_path}")
+    return result
 
 
 def node_ids(names: list[str], files: dict[str, str]) -> list[str]:
