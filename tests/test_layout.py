@@ -164,3 +164,10 @@ def test_each_room_says_what_it_owns_and_readme_names_it():
         doc = ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text()))
         assert doc and len(doc.split()) >= 15, f"minidebug/{name}/__init__.py needs a docstring saying what it owns"
         assert re.search(rf"`{name}/`", section), f"README's Layout section does not name {name}/"
+
+
+def test_the_layout_section_links_the_page_of_each_room_that_has_one():
+    section = README.read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    pages = sorted(path.relative_to(PACKAGE.parent).as_posix() for path in PACKAGE.glob("*/README.md"))
+    assert pages, "no minidebug/*/README.md"
+    assert [page for page in pages if f"]({page})" not in section] == []

@@ -1,5 +1,5 @@
-"""make()'s options are documented once, on the fields of `Limits` and `EnvConfig`: make()'s docstring, README's
-options table and the signature of make() are held to those fields here."""
+"""make()'s options are documented once, on the fields of `Limits` and `EnvConfig`: make()'s docstring, the options
+table (minidebug/core/README.md, next to make()) and the signature of make() are held to those fields here."""
 
 import inspect
 import re
@@ -26,8 +26,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+CHECKOUT = Path(__file__).resolve().parents[1]
+README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
 README_WORDS = " ".join(README.split())  # for phrases that line wrapping may break
+OPTIONS_PAGE = (CHECKOUT / "minidebug" / "core" / "README.md").read_text(encoding="utf-8")  # the options table
+OPTIONS_WORDS = " ".join(OPTIONS_PAGE.split())
+DOCS_WORDS = " ".join(" ".join(path.read_text(encoding="utf-8").split())
+                      for path in [CHECKOUT / "README.md", *sorted((CHECKOUT / "minidebug").glob("*/README.md"))])
 PARAMETERS = inspect.signature(make).parameters
 FIELDS = {**Limits.model_fields, **EnvConfig.model_fields}
 TABLE_HEADER = "| option | default | description |"
@@ -46,8 +51,9 @@ def expected_rows() -> list[tuple[str, str, str]]:
 
 
 def readme_rows() -> list[tuple[str, str, str]]:
-    lines = README.splitlines()
-    assert lines.count(TABLE_HEADER) == 1, "README has no options table, or more than one"
+    lines = OPTIONS_PAGE.splitlines()
+    assert lines.count(TABLE_HEADER) == 1, "minidebug/core/README.md has no options table, or more than one"
+    assert TABLE_HEADER not in DOCS_WORDS.replace(OPTIONS_WORDS, ""), "a second options table, on another page"
     start = lines.index(TABLE_HEADER) + 2  # past the header and its |---| line
     rows = []
     for line in lines[start:]:
@@ -121,7 +127,7 @@ def test_readme_names_the_limits_as_a_run_of_the_table():
     names = [name for name, _, _ in readme_rows()]
     first, last = names.index("max_steps"), names.index("processes")
     assert names[first:last + 1] == list(Limits.model_fields)
-    assert "The limits, `max_steps` to `processes`, can also be set per task in task.toml's `[limits]`" in README_WORDS
+    assert "The limits, `max_steps` to `processes`, can also be set per task in task.toml's `[limits]`" in OPTIONS_WORDS
 
 
 def test_readme_task_toml_example_is_a_valid_task_toml():
@@ -203,4 +209,4 @@ def test_the_llm_agent_charges_completion_tokens_as_documented():
     assert env.charged == [7]  # the completion tokens, not the 100 prompt tokens
     assert "completion tokens" in DebugEnv.report_usage.__doc__
     assert "The `llm` agent reports each answer's completion tokens" in README_WORDS
-    assert "prompt + completion" not in README_WORDS
+    assert "prompt + completion" not in DOCS_WORDS

@@ -1,4 +1,5 @@
-"""Every ```bash and ```python block of README.md runs, as written, and succeeds.
+"""Every ```bash and ```python block of README.md and of the package's pages (minidebug/*/README.md) runs, as
+written, and succeeds; every relative link of those pages and of benchmarks/README.md leads to a file and heading.
 
 A local HTTP server (tests/chat_server.py) stands in for every model: it finds the task from the problem
 statement in the conversation and answers with the gold patch's edits, then eval and submit, in the shape the
@@ -43,6 +44,9 @@ except ImportError:  # Python 3.10
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 README = CHECKOUT / "README.md"
+# README and the pages next to the code it links to: every block of each runs, every link of each resolves.
+DOCS = [README, *sorted((CHECKOUT / "minidebug").glob("*/README.md"))]
+LINKED_DOCS = [*DOCS, CHECKOUT / "benchmarks" / "README.md"]
 
 # ---- every substitution, in one place ----------------------------------------------------------------------
 # (README text, what runs instead, why); applied to each command of a bash block and to each python block.
@@ -104,10 +108,16 @@ class Block:
     lang: str
     heading: str
     text: str
+    doc: Path = README
 
 
 def readme_blocks() -> list[Block]:
-    blocks, heading, lines = [], "", README.read_text(encoding="utf-8").splitlines()
+    """The ```bash and ```python blocks of every page of DOCS, README's first."""
+    return [block for doc in DOCS for block in doc_blocks(doc)]
+
+
+def doc_blocks(doc: Path) -> list[Block]:
+    blocks, heading, lines = [], "", doc.read_text(encoding="utf-8").splitlines()
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -116,16 +126,18 @@ def readme_blocks() -> list[Block]:
         fence = re.fullmatch(r"\s*```(bash|python)\s*", line)
         if fence:
             end = next(i for i in range(index + 1, len(lines)) if lines[i].strip() == "```")
-            blocks.append(Block(fence.group(1), heading, "\n".join(lines[index + 1:end]) + "\n"))
+            blocks.append(Block(fence.group(1), heading, "\n".join(lines[index + 1:end]) + "\n", doc))
             index = end
         index += 1
     return blocks
 
 
 def block_id(block: Block, blocks: list[Block]) -> str:
-    same = [b for b in blocks if b.heading == block.heading]
+    """`<heading>-<n>` for README's blocks, `<folder>-<heading>-<n>` for a package page's (`tasks-...`)."""
+    same = [b for b in blocks if b.heading == block.heading and b.doc == block.doc]
     slug = re.sub(r"[^a-z0-9]+", "-", block.heading.lower()).strip("-")
-    return f"{slug}-{same.index(block) + 1}"
+    page = "" if block.doc == README else f"{block.doc.parent.name}-"
+    return f"{page}{slug}-{same.index(block) + 1}"
 
 
 BLOCKS = readme_blocks()
@@ -343,9 +355,9 @@ MATHLIB_FIX = ("--- a/src/mathlib/ops.py\n+++ b/src/mathlib/ops.py\n@@ -1,5 +1,5
 
 
 def toml_blocks() -> list[str]:
-    """README.md's ```toml blocks, dedented."""
-    return [textwrap.dedent(block) for block in re.findall(r"^ *```toml\n(.*?)^ *```$", README.read_text(
-        encoding="utf-8"), re.MULTILINE | re.DOTALL)]
+    """The ```toml blocks of README.md and the package's pages, dedented."""
+    return [textwrap.dedent(block) for doc in DOCS for block in re.findall(
+        r"^ *```toml\n(.*?)^ *```$", doc.read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)]
 
 
 def mathlib_repo(root: Path) -> dict[str, str]:
@@ -397,6 +409,58 @@ def test_the_source_task_and_its_recipe_validate_as_written(tmp_path, cache_dir,
     assert lines[1].split() == ["mathlib_double", "1/1", "1/1", "1/1", "-", "ok", "valid"]
     assert f"recipe me/mathlib 1.0 (python {python}," in lines[2], lines[2]
     assert not descendants()
+
+
+# ---- links between the pages -----------------------------------------------------------------------------------
+LINK = re.compile(r"\[[^\]]*\]\(([^()\s]+)\)")
+
+
+def anchors(doc: Path) -> set[str]:
+    """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as hyphens, a
+    repeated one numbered."""
+    found: set[str] = set()
+    text = re.sub(r"^ *```.*?^ *```$", "", doc.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", text, re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchor, n = slug, 0
+        while anchor in found:
+            n += 1
+            anchor = f"{slug}-{n}"
+        found.add(anchor)
+    return found
+
+
+def broken_links(doc: Path) -> list[str]:
+    broken = []
+    for target in LINK.findall(doc.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue  # http(s), mailto: not this checkout's
+        path, _, anchor = target.partition("#")
+        linked = (doc.parent / path).resolve() if path else doc
+        if not linked.exists() or not linked.is_relative_to(CHECKOUT):
+            broken.append(f"{target}: no such file")
+        elif anchor and (linked.suffix != ".md" or anchor not in anchors(linked)):
+            broken.append(f"{target}: no such heading")
+    return broken
+
+
+@pytest.mark.parametrize("doc", LINKED_DOCS, ids=[str(d.relative_to(CHECKOUT)) for d in LINKED_DOCS])
+def test_every_relative_link_leads_to_a_file_and_heading(doc):
+    assert broken_links(doc) == []
+
+
+def test_the_link_check_catches_a_missing_file_and_heading(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "CHECKOUT", tmp_path)
+    (tmp_path / "a.md").write_text("# A page\n## `make()`: options\n```python\n# not a heading\n```\n"
+                                   "[x](#make-options) [y](b.md) [z](#not-a-heading) [w](a.md#a-page) "
+                                   "[v](https://example.org/#nowhere)\n")
+    assert broken_links(tmp_path / "a.md") == ["b.md: no such file", "#not-a-heading: no such heading"]
+
+
+def test_every_package_page_is_linked_from_readme():
+    linked = {(README.parent / target.partition("#")[0]).resolve()
+              for target in LINK.findall(README.read_text(encoding="utf-8"))}
+    assert [doc for doc in DOCS[1:] if doc not in linked] == []
 
 
 def test_the_stand_in_model_plays_the_gold_patch():
