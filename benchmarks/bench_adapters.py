@@ -87,8 +87,7 @@ def inspect_layer(task: str, options: dict) -> None:
         box = environments["default"].as_type(adapter.MinidebugSandbox)
         tools = {t.__registry_info__.name.split("/")[-1]: t for t in adapter.debugging_tools()}  # type: ignore
         try:
-            from inspect_ai.util._sandbox.context import (sandbox_default_context_var,
-                                                          sandbox_environments_context_var)
+            from inspect_ai.util._sandbox.context import sandbox_default_context_var, sandbox_environments_context_var
 
             sandbox_environments_context_var.set(environments)  # what inspect does for each sample
             sandbox_default_context_var.set("default")

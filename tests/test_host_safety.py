@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from minidebug.sandbox.reaper import processes
 from minidebug.sandbox.choose import bwrap_works, landlock_works
+from minidebug.sandbox.reaper import processes
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 UNFIXED = 0.5
@@ -162,8 +162,7 @@ TOOL_CALLS = [
 @pytest.mark.parametrize("examples", [6, pytest.param(24, marks=pytest.mark.slow)])
 def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env, task_dir, tmp_path, examples):
     """(`-m slow` tries more sequences.)"""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
+    from hypothesis import HealthCheck, given, settings, strategies as st
 
     from tests.conftest import descendants
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from minidebug.tools.pdb import map_line, pdb_arguments
 from minidebug.errors import ToolError
+from minidebug.tools.pdb import map_line, pdb_arguments
 from tests.conftest import descendants
 
 LOOP = {

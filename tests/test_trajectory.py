@@ -6,8 +6,16 @@ import re
 
 import pytest
 
-from minidebug.core.trajectory import (FORMAT, HeaderRecord, ResultRecord, StepRecord, TrajectoryError,
-                                       read_result, read_trajectory, trajectories)
+from minidebug.core.trajectory import (
+    FORMAT,
+    HeaderRecord,
+    ResultRecord,
+    StepRecord,
+    TrajectoryError,
+    read_result,
+    read_trajectory,
+    trajectories,
+)
 from minidebug.report import load
 from minidebug.run.batch import finished_results
 from minidebug.run.cli import main

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 import re
 import threading
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from ..sandbox import choose as sandbox
@@ -32,7 +33,6 @@ from ..workspace.worktree import Workspace
 from .budget import Budget
 from .calls import ToolCall
 from .config import EnvConfig
-
 
 # Only minidebug's own noise is normalised: pytest's closing line's timing, and default reprs' addresses.
 _ROOM = re.compile(r"/(?:[^\s/'\"]+/)*" + re.escape(ROOM_PREFIX) + r"[A-Za-z0-9_]+")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.calls import ToolCall
 from ..errors import ToolError

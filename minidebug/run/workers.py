@@ -20,11 +20,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..sandbox.reaper import write_owner
 from .episode import TRAJECTORY_PREFIX, EpisodeSpec

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import WorkspaceError
@@ -35,7 +35,7 @@ def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path):
     return Ruleset(read=read, write=writable, hide=[Path(d) for d in hidden], devices=[Path("/dev")])
 
 
-@lru_cache(maxsize=None)
+@cache
 def proc_writable() -> tuple[str, ...]:
     """The entries of /proc, other than the processes' own folders, that hold a file with a write bit: bwrap's
     /proc covers only a few of them, and run by root, a program in bwrap is uid 0, which the kernel lets
@@ -65,7 +65,7 @@ def _has_writable_file(path: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(folders the venv's base interpreter needs, that interpreter's own site-packages folders to hide)."""
     home = ""

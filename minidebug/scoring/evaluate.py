@@ -16,14 +16,13 @@ from ..sandbox.confinement import Confinement
 from ..store.removal import remove_tree
 from ..tasks.command import eval_command
 from ..workspace.safefs import empty_folder, read_entry, remove_entry
-from . import forgery
 from ..workspace.worktree import Workspace
+from . import forgery
+from .ahead import files_to_compile
 from .counted import test_files
-from .evaltree import (EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, LaidAhead, copy_pristine, eval_tree,
-                       pytest_files_above)
+from .evaltree import EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, LaidAhead, copy_pristine, eval_tree, pytest_files_above
 from .ids import file_of_test, match_outcomes
 from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
-from .ahead import files_to_compile
 from .timing import padding
 from .warm import WarmEval, learn_modules, learned_modules, learned_yet
 

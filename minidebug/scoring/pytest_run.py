@@ -23,7 +23,6 @@ from ..store.venv import pytest_plugins
 from ..tasks.command import eval_command
 from .warm import WarmEval
 
-
 # Where the driver points sys.pycache_prefix once pytest is imported: a path below a character device, where
 # no folder can ever be made, so no bytecode is read (nor written) for any module imported from then on.
 NO_BYTECODE = "/dev/null/minidebug-no-bytecode"

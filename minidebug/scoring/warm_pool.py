@@ -22,8 +22,8 @@ from ..workspace.safefs import empty_folder
 from ..workspace.worktree import Workspace
 from .counted import counted_known
 from .eval_room import EvalRoom, RoomKey
-from .evaluate import start_warm_eval
 from .evaltree import EVAL_SCRATCH, EVAL_TREE, LaidAhead
+from .evaluate import start_warm_eval
 from .warm import THREAD_STARTED, WarmEval, learned_modules, learned_yet
 
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TaskError, WorkspaceError
+from ..tasks.task import Task
 from .gitcmd import git
 from .locks import file_lock
 from .reasons import SetupError
-from .repos import borrowing_repo, shared_store, store_path
-from ..tasks.task import Task
 from .removal import remove_tree
+from .repos import borrowing_repo, shared_store, store_path
 from .treeguard import FINGERPRINT_SUFFIX, forget, guard, record
 from .venv import ProjectInstall, ensure_venv, lay_build_products
 

@@ -25,10 +25,10 @@ from ..sandbox.process import Completed
 from ..scoring.warm import learned_modules
 from ..store.venv import pytest_plugins
 from ..workspace.safefs import read_entry
+from .base import Arguments, Episode, Tool
 from .in_room import RoomView, can_fork
 from .pdb_room import RoomPdbSession
 from .pdb_session import MAX_COMMAND, Breakpoint, PdbSession, Reply
-from .base import Arguments, Episode, Tool
 
 REFUSED = {
     "interact": "it starts an interactive console that reads the terminal itself",

@@ -20,7 +20,6 @@ import stat
 import subprocess
 import time
 from pathlib import Path
-from typing import Optional
 
 from pydantic import Field
 
@@ -295,8 +294,8 @@ class Trace(ProbeTool):
 
     class Args(Arguments):
         target: str = Field(description="function name, Class.method, or file.py:start-end")
-        max_calls: Optional[int] = Field(None, description="calls to show (default 20); later ones are only counted")
-        depth: Optional[int] = Field(None, description="how deep to render nested values (default 2)")
+        max_calls: int | None = Field(None, description="calls to show (default 20); later ones are only counted")
+        depth: int | None = Field(None, description="how deep to render nested values (default 2)")
 
     def run(self, episode: Episode, args: Args) -> str:
         target = args.target.strip()
@@ -351,7 +350,7 @@ class Inspect(ProbeTool):
 
     class Args(Arguments):
         at: str = Field(description="'file.py:line' or 'exception'")
-        expr: Optional[list[str]] = Field(None, description="expressions to evaluate there")
+        expr: list[str] | None = Field(None, description="expressions to evaluate there")
 
     def run(self, episode: Episode, args: Args) -> str:
         at = args.at.strip()
