@@ -460,7 +460,7 @@ def no_interpreters(tmp_path, monkeypatch):
 
 
 def test_interpreters_are_found_among_uvs_pyenvs_and_on_path(no_interpreters):
-    version = "%d.%d" % sys.version_info[:2]
+    version = "{}.{}".format(*sys.version_info[:2])
     with pytest.raises(WorkspaceError) as raised:
         find_python(version)
     message = str(raised.value)

@@ -31,7 +31,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import verifiers.v1 as vf
 from pydantic import Field
@@ -246,7 +246,7 @@ def signature_of(schema: dict[str, Any]) -> inspect.Signature:
         python = next((_JSON_TYPES[k] for k in kinds if k in _JSON_TYPES), str)
         item = spec.get("items", {}).get("type") if python is list else None
         python = list[_JSON_TYPES[item]] if item in _JSON_TYPES else python
-        annotation = Annotated[python if name in required else python | None,
+        annotation = Annotated[python if name in required else Optional[python],  # noqa: UP045 (as verifiers gets it)
                                Field(description=spec.get("description", ""))]
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
                                             default=inspect.Parameter.empty if name in required else None))

@@ -5,7 +5,8 @@ The run goes through the `minidebug_eval` driver: plugin autoloading off (the ve
 explicitly), no cache provider, no user site, no bytecode written, and pytest imported before any folder of
 the project is on sys.path; from then on no bytecode is read at all (`sys.pycache_prefix`, which pytest's
 assertion-rewrite cache follows too, points where no file can exist), so none that the tree holds or that the
-run itself writes is ever run. The outcomes come back over a socket with a nonce, not through a file or the printed output.
+run itself writes is ever run. The outcomes come back over a socket with a nonce, not through a file or the
+printed output.
 """
 
 from __future__ import annotations

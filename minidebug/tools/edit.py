@@ -63,7 +63,8 @@ def _load(root, rel: str, shown: str) -> tuple[str, str, str]:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ToolError(f"{shown}: not valid {encoding} text ({exc.__class__.__name__}); refusing to rewrite it")
+        raise ToolError(f"{shown}: not valid {encoding} text ({exc.__class__.__name__}); "
+                        "refusing to rewrite it") from exc
     newline = "\r\n" if "\r\n" in text else "\n"
     return text.replace("\r\n", "\n"), encoding, newline
 

@@ -69,7 +69,8 @@ def pdb_arguments(entrypoint: list[str]) -> list[str]:
         return argv
     if argv and not argv[0].startswith("-"):
         return argv
-    raise ToolError(f"pdb cannot run {shlex.join(entrypoint)!r}: expected `python script.py ...` or `python -m module ...`")
+    raise ToolError(f"pdb cannot run {shlex.join(entrypoint)!r}: "
+                    "expected `python script.py ...` or `python -m module ...`")
 
 
 def _worktree_text(episode: Episode, rel: str) -> str | None:
