@@ -74,7 +74,7 @@ def _interrupt_on(*signals: signal.Signals) -> None:
     """The first of `signals` (and SIGHUP) raises KeyboardInterrupt; later ones find the run already ending
     (the batch's workers kill their episodes at once on one while they close) and are ignored, so that none
     cuts the way out short."""
-    raised = []
+    raised: list[int] = []
 
     def interrupt(signum: int, frame: Any) -> None:
         if not raised:

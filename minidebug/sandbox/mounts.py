@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -86,7 +87,8 @@ def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path], cwd: Path,
-                  venv: Path, devices: list[str] = (), counters: list[str] = (), init: bool = False) -> list[str]:
+                  venv: Path, devices: Sequence[str] = (), counters: Sequence[str] = (),
+                  init: bool = False) -> list[str]:
     """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable;
     `devices` the arguments that bind device nodes of the sandbox's own over `/dev`'s (see devices.py),
     `counters` those that bind frozen copies over /proc's counters of the machine (see counters.py). With

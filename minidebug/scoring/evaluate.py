@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -96,7 +97,7 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
 
 
 def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
-             notes: list[str] = (), warm: WarmEval | None = None, eval_dir: Path | None = None,
+             notes: Sequence[str] = (), warm: WarmEval | None = None, eval_dir: Path | None = None,
              ahead: LaidAhead | None = None) -> EvalResult:
     """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
     own, against the task's counted tests; forked from `warm` (see `start_warm_eval`) where given. The tree

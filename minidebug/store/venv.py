@@ -256,7 +256,7 @@ def pytest_plugins(venv: Path) -> tuple[str, ...]:
     """The modules of the pytest plugins installed in the venv (its `pytest11` entry points), sorted."""
     import configparser
 
-    found = set()
+    found: set[str] = set()
     for path in glob.glob(str(venv / "lib" / "python*" / "site-packages" / "*.dist-info" / "entry_points.txt")):
         parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
         try:

@@ -194,6 +194,7 @@ def read_result(root: Path, rel: str, deadline: float) -> bytes | None:
             raise ToolError(_refused(f"not a regular file ({_kind(info.st_mode)})"))
         if info.st_size > MAX_RESULT_BYTES:
             raise ToolError(_refused(f"{info.st_size} bytes, over the {MAX_RESULT_BYTES} byte limit"))
+        chunks: list[bytes]
         chunks, size = [], 0
         while True:
             if time.monotonic() > deadline:
