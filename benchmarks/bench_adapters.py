@@ -87,8 +87,7 @@ def inspect_layer(task: str, options: dict) -> None:
         box = environments["default"].as_type(adapter.MinidebugSandbox)
         tools = {t.__registry_info__.name.split("/")[-1]: t for t in adapter.debugging_tools()}  # type: ignore
         try:
-            from inspect_ai.util._sandbox.context import (sandbox_default_context_var,
-                                                          sandbox_environments_context_var)
+            from inspect_ai.util._sandbox.context import sandbox_default_context_var, sandbox_environments_context_var
 
             sandbox_environments_context_var.set(environments)  # what inspect does for each sample
             sandbox_default_context_var.set("default")
@@ -209,7 +208,8 @@ def main() -> None:
         baseline = timed(lambda: plain(args.task, options), args.runs)
         rows.append(row("plain API (make, reset, 7 steps, close)", baseline))
         through_bash = lambda task, options: mini_swe_agent(task, options, "true && ")  # noqa: E731
-        for label, run in [("SkyRL-gym text env", skyrl), ("mini-swe-agent Environment, bare md commands", mini_swe_agent),
+        for label, run in [("SkyRL-gym text env", skyrl),
+                           ("mini-swe-agent Environment, bare md commands", mini_swe_agent),
                            ("mini-swe-agent Environment, md inside shell commands", through_bash),
                            ("inspect_ai adapter layer", inspect_layer), ("verifiers adapter layer", verifiers_layer)]:
             run(args.task, options)  # imports and first use outside the timing

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import random
 
-from minidebug.core.budget import Budget
-
 from bench_core import print_table, row, timed
+
+from minidebug.core.budget import Budget
 
 
 def main() -> None:

@@ -70,7 +70,7 @@ def main() -> None:
             cold.append((time.perf_counter() - start) * 1000)
         # Cold task cache with the venv already built (what an edited task costs).
         cold_repo = []
-        for i in range(10):
+        for _ in range(10):
             shutil.rmtree(cache / "cold0" / "tasks")
             start = time.perf_counter()
             with minidebug.make(args.task, cache_dir=cache / "cold0") as env:
@@ -107,7 +107,8 @@ def main() -> None:
 
             bare = timed(dirty_then(bare_git), runs)
             warm = timed(dirty_then(env.reset), runs)
-            rows.append(row("warm reset (after an edit and a new file)", warm, "git checkout -f && git clean -fdx", bare))
+            rows.append(row("warm reset (after an edit and a new file)", warm, "git checkout -f && git clean -fdx",
+                            bare))
 
             def deep_tree():  # a program's 1,500-level folder tree (git clean's time grows with its square)
                 here = os.open(root, os.O_RDONLY)

@@ -22,10 +22,9 @@ from bench_core import print_table, row, timed
 
 import minidebug
 from minidebug.sandbox import process
-from minidebug.store import treeguard
-from minidebug.sandbox.confinement import Confinement
 from minidebug.sandbox.choose import bwrap_works, landlock_works
-
+from minidebug.sandbox.confinement import Confinement
+from minidebug.store import treeguard
 
 # pytest.main in the task's tree, with or without the eval driver's forgery watch (audit hook, state
 # snapshot, after-run checks); everything else alike (the watch's module is imported in both, as eval

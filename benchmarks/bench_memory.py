@@ -102,7 +102,8 @@ def main() -> None:
     for i, state in enumerate(STATES):
         (host_fresh, fresh), (host_warm, warm) = figures["fresh"][i], figures["fork"][i]
         ratio = (host_warm + warm) / (host_fresh + fresh)
-        print(f"| {state} | {host_fresh + fresh:.1f} ({fresh:.1f}) | {host_warm + warm:.1f} ({warm:.1f}) | {ratio:.2f}x |")
+        print(f"| {state} | {host_fresh + fresh:.1f} ({fresh:.1f}) | {host_warm + warm:.1f} ({warm:.1f}) "
+              f"| {ratio:.2f}x |")
 
 if __name__ == "__main__":
     main()

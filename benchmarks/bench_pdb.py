@@ -18,12 +18,11 @@ import time
 from pathlib import Path
 
 import pexpect
+from bench_core import print_table, row, timed
 
 import minidebug
 from minidebug.sandbox import process
 from minidebug.tools.pdb import pdb_arguments
-
-from bench_core import print_table, row, timed
 
 
 def main() -> None:

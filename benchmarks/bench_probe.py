@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_core import print_table, row, timed
+
 import minidebug
 from minidebug.sandbox import process
-
-from bench_core import print_table, row, timed
 
 PROGRAM = """\
 def step(x):

@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 import minidebug
-from minidebug.tasks.recipes import find_recipe
 from minidebug.store.repos import shared_store
+from minidebug.tasks.recipes import find_recipe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import print_table, row  # noqa: E402
@@ -83,8 +83,9 @@ def main() -> None:
         recipe = find_recipe(args.repository, args.version)
 
         def by_hand():
-            from minidebug.store.interpreters import find_python
             from virtualenv import cli_run
+
+            from minidebug.store.interpreters import find_python
 
             target, checkout = work / "plain-venv", work / "plain-checkout"
             shutil.rmtree(target, ignore_errors=True)

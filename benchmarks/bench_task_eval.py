@@ -6,7 +6,8 @@ For a task folder (an imported SWE-bench instance, say): the eval step forked fr
 default) and fresh (`eval_mode="fresh"`), each after `--pause` seconds (an agent's turn), interleaved with the
 task's eval command run plainly (each after a pause too) in the episode's worktree, with the project on
 PYTHONPATH as pdb and bash have it: once as they run it (no bytecode written), once as a developer does
-(bytecode kept, in a cache folder of its own, written by one run first). Prints a Markdown table (median and p95 in milliseconds) and
+(bytecode kept, in a cache folder of its own, written by one run first). Prints a Markdown table (median and
+p95 in milliseconds) and
 the tests each way passed, so a baseline that tested something else shows. With `--solved`, the task's
 solution.patch is applied to the worktree first (the eval that ends a solved episode).
 """

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from .core.config import EnvConfig
     from .core.env import DebugEnv
     from .core.make import make
-    from .tools.output import ToolOutput
     from .tasks.spec import Limits
     from .tasks.task import Task, load_task
+    from .tools.output import ToolOutput
 
 __version__ = "0.1.0"
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester", "tests.leftovers"]
-
 import minidebug
 from minidebug.sandbox.reaper import processes
+
+pytest_plugins = ["pytester", "tests.leftovers"]
 
 _OWN_TMPDIR: list[str] = []
 
@@ -117,7 +117,7 @@ CALC_PATCH = """\
      
      
      def mul(a, b):
-    """
+    """  # noqa: W293 (a diff's blank context lines hold a space)
 
 CALC_TOML = """\
     description = "add() gives wrong sums"

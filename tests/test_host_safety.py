@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from minidebug.sandbox.reaper import processes
 from minidebug.sandbox.choose import bwrap_works, landlock_works
+from minidebug.sandbox.reaper import processes
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 UNFIXED = 0.5
@@ -162,8 +162,7 @@ TOOL_CALLS = [
 @pytest.mark.parametrize("examples", [6, pytest.param(24, marks=pytest.mark.slow)])
 def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env, task_dir, tmp_path, examples):
     """(`-m slow` tries more sequences.)"""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
+    from hypothesis import HealthCheck, given, settings, strategies as st
 
     from tests.conftest import descendants
 
@@ -180,13 +179,13 @@ def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env,
         env = make_env(task, bash=True, command_timeout=3, pdb_timeout=3, eval_timeout=20)
         env.reset()
         for program in programs:
-            assert finishes(lambda: bash(env, program), 60)
+            assert finishes(lambda: bash(env, program), 60)  # noqa: B023 (called here)
         for name, arguments in calls:
             if name == "reset":
                 assert finishes(env.reset, 60)
                 continue
             result = []
-            assert finishes(lambda: result.append(env.step({"name": name, "arguments": arguments})), 120)
+            assert finishes(lambda: result.append(env.step({"name": name, "arguments": arguments})), 120)  # noqa: B023 (called here)
             assert isinstance(result[0][0], str)
         env.reset()
         assert env.step({"name": "eval"})[1] == UNFIXED  # reset always brings back a clean base

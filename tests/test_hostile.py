@@ -7,8 +7,7 @@ import pytest
 
 pytest.importorskip("hypothesis", reason="hypothesis is part of the test extra; install it")
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minidebug
 
@@ -38,8 +37,9 @@ actions = st.one_of(
 
 @pytest.fixture(scope="module")
 def pdb_env(tmp_path_factory, cache_dir):
-    from tests.conftest import CALC, CALC_PATCH, CALC_TOML
     import textwrap
+
+    from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
     root = tmp_path_factory.mktemp("pdbfuzz") / "calc"
     for rel, text in CALC.items():

@@ -5,8 +5,8 @@ import sys
 import pytest
 
 from minidebug.agents.oracle import edits_for
-from minidebug.tasks.patch import parse_patch
 from minidebug.run.episode import run_episode
+from minidebug.tasks.patch import parse_patch
 from minidebug.tasks.select import select_tasks
 from minidebug.tasks.task import bundled_task_names, load_task, smoke_task_paths
 

@@ -9,8 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minidebug.agents.oracle import edits_for
 from minidebug.tasks.patch import apply_file_patch, parse_patch, place, relocated
@@ -97,15 +96,9 @@ def test_ours_does_what_git_apply_does_on_moved_files(tmp_path, case):
                 assert found.startswith("".join(hunk.old_text())), patch
 
 
-OFFSET_PATCH = """\
---- a/calc.py
-+++ b/calc.py
-@@ -2,3 +2,3 @@
- def add(a, b):
--    return a - b
-+    return a + b
- 
-"""
+OFFSET_PATCH = "".join(line + "\n" for line in [
+    "--- a/calc.py", "+++ b/calc.py", "@@ -2,3 +2,3 @@", " def add(a, b):", "-    return a - b", "+    return a + b", " ",
+])
 
 
 def test_an_offset_hunk_lands_on_its_context_not_its_stated_line(tmp_path):

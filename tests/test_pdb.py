@@ -2,8 +2,8 @@
 
 import pytest
 
-from minidebug.tools.pdb import map_line, pdb_arguments
 from minidebug.errors import ToolError
+from minidebug.tools.pdb import map_line, pdb_arguments
 from tests.conftest import descendants
 
 LOOP = {
@@ -220,7 +220,7 @@ FORGER = {
 def test_a_program_that_never_reads_its_terminal_cannot_block_the_host(loop_env, mode):
     env = loop_env(FORGER, pdb_timeout=1, eval_mode=mode, max_tokens=10_000_000)
     pdb(env, "c")  # from here the program forges a prompt for every command, and never reads one
-    for sent in range(1, 200):  # 4 kB a command: the terminal's queue holds a few
+    for sent in range(1, 200):  # 4 kB a command: the terminal's queue holds a few  # noqa: B007 (read below)
         observation = pdb(env, "p len('" + "x" * 4000 + "')")
         if "did not take the command" in observation:
             break

@@ -6,8 +6,8 @@ import sys
 import pexpect
 import pytest
 
-from minidebug.run.play import parse_line
 from minidebug.run.episode import run_episode
+from minidebug.run.play import parse_line
 from minidebug.tasks.task import load_task
 
 

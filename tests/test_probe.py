@@ -102,7 +102,7 @@ def test_inspect_first_hit_inside_a_loop(env):
     assert text.splitlines() == [
         "reached shop.py:29 in total",
         "stack (innermost first):", "  shop.py:29 in total", "  main.py:3 in <module>",
-        *([l for l in text.splitlines() if "frames outside" in l]),
+        *([line for line in text.splitlines() if "frames outside" in line]),
         "locals: limit=3, acc=0, i=0",
         "acc + 100 = 100",
         "undefined_name = error: NameError: name 'undefined_name' is not defined",

@@ -144,7 +144,7 @@ BLOCKS = readme_blocks()
 
 
 # ---- the stand-in model --------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def known_tasks():
     return [load_task(name) for name in bundled_task_names()] + [load_task(path) for path in smoke_task_paths()]
 

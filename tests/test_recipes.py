@@ -14,15 +14,15 @@ import pytest
 import minidebug
 from minidebug.agents.oracle import OracleAgent
 from minidebug.errors import TaskError, WorkspaceError
-from minidebug.store.repos import store_path
-from minidebug.store.reasons import SetupError, reason, shown
-from minidebug.tasks.importers.swebench import import_swebench
 from minidebug.store.interpreters import find_python
+from minidebug.store.reasons import SetupError, reason, shown
+from minidebug.store.repos import store_path
+from minidebug.taskcheck.validate import validate_task
+from minidebug.tasks.importers.swebench import import_swebench
 from minidebug.tasks.recipes import BUNDLED, Recipe, find_recipe, load_table, task_environment
 from minidebug.tasks.recipes.from_swebench import TABLES, write_tables
 from minidebug.tasks.recipes.requirement_files import conda_lines, requirement_lines
 from minidebug.tasks.task import load_task
-from minidebug.taskcheck.validate import validate_task
 
 FIXED_MARKER = "fixed-in-a-later-commit-7f3a"
 
@@ -460,7 +460,7 @@ def no_interpreters(tmp_path, monkeypatch):
 
 
 def test_interpreters_are_found_among_uvs_pyenvs_and_on_path(no_interpreters):
-    version = "%d.%d" % sys.version_info[:2]
+    version = "{}.{}".format(*sys.version_info[:2])
     with pytest.raises(WorkspaceError) as raised:
         find_python(version)
     message = str(raised.value)

@@ -520,8 +520,7 @@ def test_random_hostile_sequences_never_reach_full_reward(cache_dir, examples):
     """Property: on any bundled task, sequences of these hostile actions (none of which fixes the bug)
     never earn reward 1.0, and a clean episode afterwards scores what the base scores. (`-m slow` tries
     more sequences.)"""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
+    from hypothesis import HealthCheck, given, settings, strategies as st
 
     import minidebug
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 from tests.test_redteam import UNFIXED, bash, evaluate, needs_bwrap, needs_landlock

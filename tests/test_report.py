@@ -11,8 +11,15 @@ pytest.importorskip("jinja2", reason="the [report] extra is part of the test ext
 pytest.importorskip("matplotlib", reason="the [report] extra is part of the test extra; install it")
 
 from minidebug.agents.oracle import edits_for  # noqa: E402
-from minidebug.core.trajectory import (Action, HeaderRecord, ResultRecord, StepInfo, StepRecord,  # noqa: E402
-                                       TrajectoryWriter, read_trajectory)
+from minidebug.core.trajectory import (  # noqa: E402
+    Action,
+    HeaderRecord,
+    ResultRecord,
+    StepInfo,
+    StepRecord,
+    TrajectoryWriter,
+    read_trajectory,
+)
 from minidebug.report import build_report, load, text_summary  # noqa: E402
 from minidebug.report.paired import MIN_PAIRS, bootstrap_interval, verdicts  # noqa: E402
 from minidebug.run.cli import main  # noqa: E402

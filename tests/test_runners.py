@@ -141,7 +141,7 @@ SYMLIB_TEST_PATCH = textwrap.dedent("""\
     +
     +def test_latex_basic():
     +    assert True
-    """)
+    """)  # noqa: W293 (a diff's blank context lines hold a space)
 SYMLIB_GOLD = ("--- a/symlib/printing/latex.py\n+++ b/symlib/printing/latex.py\n@@ -5,2 +5,2 @@ def latex(expr):\n"
                " def latex_function(name):\n-    return '/' + name\n+    return '\\\\' + name\n")
 

@@ -5,12 +5,12 @@ import json
 import pytest
 
 import minidebug
+from minidebug.core.trajectory import read_trajectory
+from minidebug.run.episode import run_episode
 from minidebug.run.export import conversation, export_sft
 from minidebug.run.replay_check import replay
-from minidebug.run.episode import run_episode
-from minidebug.tools.strategies import parse_strategy
 from minidebug.tasks.task import load_task
-from minidebug.core.trajectory import read_trajectory
+from minidebug.tools.strategies import parse_strategy
 
 from .chat_server import completion
 

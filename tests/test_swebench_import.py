@@ -6,11 +6,11 @@ import textwrap
 
 import pytest
 
-from minidebug.taskcheck.check import check_task, format_reports
 from minidebug.run.cli import main
 from minidebug.scoring.evaluate import score
 from minidebug.scoring.ids import match_outcomes
 from minidebug.scoring.pytest_run import PytestRun
+from minidebug.taskcheck.check import check_task, format_reports
 from minidebug.tasks.importers.swebench import parse_test_ids, portable, select_instances
 from minidebug.tasks.task import load_task
 

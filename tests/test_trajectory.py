@@ -6,8 +6,16 @@ import re
 
 import pytest
 
-from minidebug.core.trajectory import (FORMAT, HeaderRecord, ResultRecord, StepRecord, TrajectoryError,
-                                       read_result, read_trajectory, trajectories)
+from minidebug.core.trajectory import (
+    FORMAT,
+    HeaderRecord,
+    ResultRecord,
+    StepRecord,
+    TrajectoryError,
+    read_result,
+    read_trajectory,
+    trajectories,
+)
 from minidebug.report import load
 from minidebug.run.batch import finished_results
 from minidebug.run.cli import main
@@ -27,7 +35,7 @@ index 5a8ac82..8ae4b2b 100644
  
  
  def mul(a, b):
-"""
+"""  # noqa: W293 (a diff's blank context lines hold a space)
 
 
 def old_format_records(task_root):

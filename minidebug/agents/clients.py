@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import MinidebugError
 

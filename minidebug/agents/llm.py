@@ -17,9 +17,9 @@ from typing import Any
 
 from ..core.budget import Budget
 from ..core.calls import ToolCall
-from ..errors import MinidebugError, ToolError
 from ..core.textcalls import FORMATS_HELP
 from ..core.trajectory import Exchange, ExchangeContext
+from ..errors import MinidebugError, ToolError
 from .clients import make_client
 
 PROMPTS = Path(__file__).with_name("prompts")

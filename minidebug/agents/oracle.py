@@ -5,7 +5,8 @@ It proves a task solvable with the same tools an agent has, and needs no model.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..core.calls import ToolCall
 from ..core.trajectory import Exchange

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.calls import ToolCall
-from ..errors import MinidebugError
 from ..core.trajectory import Exchange, StepRecord, read_trajectory
+from ..errors import MinidebugError
 
 
 class ReplayAgent:

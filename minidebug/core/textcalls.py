@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import ToolError
 
@@ -84,7 +85,7 @@ def _json_call(item: Any, where: str) -> dict[str, Any]:
     name = item.get("name")
     if not isinstance(name, str) or not name:
         raise ToolError(f'{where} needs a "name" string; {FORMATS_HELP}')
-    arguments = next((item[key] for key in ("arguments", "parameters", "input") if key in item), {})
+    arguments: Any = next((item[key] for key in ("arguments", "parameters", "input") if key in item), {})
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}

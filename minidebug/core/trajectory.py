@@ -8,9 +8,10 @@ same. Keys a record does not declare are kept, so reading a file loses nothing t
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Iterable, Iterator, Literal, TextIO
+from typing import Annotated, Any, ClassVar, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, TypeAdapter, ValidationError, model_serializer
 

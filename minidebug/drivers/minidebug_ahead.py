@@ -101,7 +101,7 @@ def install(compiled):
         original_rewrite_test = rewrite._rewrite_test
 
         def _rewrite_test(fn, config, _rewritten=rewritten, _original=original_rewrite_test,
-                          _first=_first_value(rewrite), _stat=os.stat, _hash=importlib.util.source_hash):
+                          _first=_first_value(rewrite), _stat=os.stat, _hash=importlib.util.source_hash):  # noqa: B008 (held as defaults, see the docstring)
             entry = _rewritten.get(os.fspath(fn))
             if entry is not None and not config.getini("enable_assertion_pass_hook"):
                 info = _stat(fn)

@@ -9,7 +9,8 @@ argument or file the program could read), then the breakpoints to restore as JSO
 characters (a terminal cuts longer ones), ended by an empty line.
 
 A session may be started ahead of its first command (MINIDEBUG_PDB_PRELOAD, a JSON list, names modules to
-import first with pytest and its plugins: the venv's plugins and modules the task's tests load). It then imports them and waits for a
+import first with pytest and its plugins: the venv's plugins and modules the task's tests load). It then imports
+them and waits for a
 `start` line. If by then a folder ahead of the venv on sys.path (the project's tree, its pip layer) holds a
 module of one of those names, the program must import that one: the driver replaces itself with a fresh
 interpreter (exec, in the same process and terminal), which then reads the marker and the breakpoints.

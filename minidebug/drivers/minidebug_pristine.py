@@ -117,7 +117,8 @@ def poisoned_caches():
     found = []
     module = sys.modules.get("re")
     for name in ("_cache", "_cache2"):
-        cache = types.ModuleType.__dict__["__dict__"].__get__(module).get(name) if issubclass(type(module), types.ModuleType) else None
+        cache = (types.ModuleType.__dict__["__dict__"].__get__(module).get(name)
+                 if issubclass(type(module), types.ModuleType) else None)
         if type(cache) is not dict:
             continue
         for key, value in list(cache.items()):

@@ -125,7 +125,8 @@ class Trace(Probe):
         if not owner or frame is None:
             return True
         this = frame.f_locals.get("self", frame.f_locals.get("cls"))
-        return this is not None and owner in [c.__name__ for c in (this if isinstance(this, type) else type(this)).__mro__]
+        return this is not None and owner in [c.__name__
+                                              for c in (this if isinstance(this, type) else type(this)).__mro__]
 
     def start(self, frame):
         self.total += 1

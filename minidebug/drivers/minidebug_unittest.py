@@ -16,9 +16,9 @@ its module defines under that name: a success reported by other code, or for a c
 takes another test's name, or for a task's test class whose test function comes from the agent's files,
 counts as a failure and `flag` says so. A success of a task's test class whose run methods
 (`_callTestMethod`, `__call__`, ...) come from the agent's files counts, and `flag` says so: the fix may lie
-there (Django's own django/test), or the run may have skipped the test. As in minidebug_eval's pytest recorder, the functions that hold the report channel keep it as default
-values. What else reaches into the run (frame and garbage-collector walks, changed classes of unittest) is
-minidebug_watch's to find.
+there (Django's own django/test), or the run may have skipped the test. As in minidebug_eval's pytest recorder,
+the functions that hold the report channel keep it as default values. What else reaches into the run (frame
+and garbage-collector walks, changed classes of unittest) is minidebug_watch's to find.
 """
 
 import os
@@ -90,7 +90,8 @@ def recorder(stream, flag, untrusted, collect_only=False):
             found = getattr(found, part, None)
         source = where(code.co_filename) if code is not None else "code of no file"
         if found is not cls:
-            return f"its test class is not the one its module defines, and its code comes from {source} (a made-up test)"
+            return (f"its test class is not the one its module defines, and its code comes from {source} "
+                    "(a made-up test)")
         if _task_file(module, untrusted):
             return f"its test function comes from {source}, not from its class's module (a made-up test)"
         return ""  # a test of the agent's own, under its own name

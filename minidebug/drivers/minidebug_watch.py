@@ -330,7 +330,8 @@ def _hook(judge, report, fd, protected, genuine, tree):
             filename = code.co_filename
             found = verdicts[code] = (judge(filename), filename.endswith(looked_through)
                                       or code.co_name == "currentframe"
-                                      or (code.co_name == "<lambda>" and filename.endswith(logging_lambda)), filename.startswith("<frozen importlib"))
+                                      or (code.co_name == "<lambda>" and filename.endswith(logging_lambda)),
+                                      filename.startswith("<frozen importlib"))
         return found
 
     def cause(frame, policy):

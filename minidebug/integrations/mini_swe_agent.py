@@ -85,7 +85,8 @@ class MinidebugEnvironment:
                            "solved": info["score"] == info["max_score"] > 0}
             diff = self.env.diff()
             raise Submitted({"role": "exit", "content": observation,
-                             "extra": {"exit_status": "Submitted", "submission": diff, "reward": reward, **self.result}})
+                             "extra": {"exit_status": "Submitted", "submission": diff, "reward": reward,
+                                       **self.result}})
         return result
 
     def get_template_vars(self, **kwargs: Any) -> dict[str, Any]:

@@ -16,11 +16,16 @@ Loaded automatically (entry point `pytest11`) wherever minidebug is installed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
+
+if TYPE_CHECKING:
+    from .recorder import EpisodeRecorder
 
 SMOKE = "smoke"
 SECTION = "minidebug episode"
-RECORDER = pytest.StashKey()  # the test's EpisodeRecorder, in its item's stash
+RECORDER: pytest.StashKey[EpisodeRecorder] = pytest.StashKey()  # the test's EpisodeRecorder, in its item's stash
 
 
 def _expand(selectors) -> list[str]:

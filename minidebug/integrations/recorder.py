@@ -31,6 +31,8 @@ class EpisodeRecorder:
         agent: the name the file gives the agent.
     """
 
+    _suspicious: list[str]
+
     def __init__(self, env: Any, path: Path, agent: str = "pytest"):
         self.env, self.path, self.agent = env, Path(path), agent
         self._reset, self._step = env.reset, env.step

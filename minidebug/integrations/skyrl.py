@@ -16,7 +16,8 @@ counted test passes, else 0.0 (`extras["reward"] = "fraction"` gives the fractio
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from skyrl_gym.envs import register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput

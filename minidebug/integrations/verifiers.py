@@ -57,13 +57,13 @@ class MinidebugData(vf.TaskData):
 
 
 class MinidebugState(vf.State):
-    files: dict[str, Optional[str]] = Field(default_factory=dict)
+    files: dict[str, str | None] = Field(default_factory=dict)
     """The worktree's changed files after the last call: path -> content (base64), None when deleted."""
     links: dict[str, str] = Field(default_factory=dict)
     """Changed paths that are symbolic links: path -> target."""
     calls: int = 0
     submitted: bool = False
-    submit_reward: Optional[float] = None
+    submit_reward: float | None = None
     """The reward of the submit's eval, in the rollout's own episode; used while the files stay as then."""
     submit_files: str = ""
 
@@ -188,9 +188,9 @@ def task_paths(specs: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def changed_files(workspace: Any) -> tuple[dict[str, Optional[str]], dict[str, str]]:
+def changed_files(workspace: Any) -> tuple[dict[str, str | None], dict[str, str]]:
     """The worktree's changed files against the base: (contents in base64 or None if deleted, link targets)."""
-    files: dict[str, Optional[str]] = {}
+    files: dict[str, str | None] = {}
     links: dict[str, str] = {}
     for status, rel in workspace.changes():
         path = workspace.root / rel
@@ -203,16 +203,17 @@ def changed_files(workspace: Any) -> tuple[dict[str, Optional[str]], dict[str, s
     return files, links
 
 
-def digest(files: dict[str, Optional[str]], links: dict[str, str]) -> str:
+def digest(files: dict[str, str | None], links: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps([files, links], sort_keys=True).encode()).hexdigest()
 
 
-def score_files(task: str, make_options: dict[str, Any], files: dict[str, Optional[str]],
+def score_files(task: str, make_options: dict[str, Any], files: dict[str, str | None],
                 links: dict[str, str]) -> float:
     """The reward of a set of changed files: a fresh episode of the task, the files written into its
     worktree as the agent left them, minidebug's eval (which keeps the task's tests and harness its own)."""
-    from ..core.make import make
     from minidebug.workspace.safefs import remove_entry
+
+    from ..core.make import make
 
     with make(task, **make_options) as env:
         env.reset()
@@ -245,7 +246,7 @@ def signature_of(schema: dict[str, Any]) -> inspect.Signature:
         python = next((_JSON_TYPES[k] for k in kinds if k in _JSON_TYPES), str)
         item = spec.get("items", {}).get("type") if python is list else None
         python = list[_JSON_TYPES[item]] if item in _JSON_TYPES else python
-        annotation = Annotated[python if name in required else Optional[python],
+        annotation = Annotated[python if name in required else Optional[python],  # noqa: UP045 (as verifiers gets it)
                                Field(description=spec.get("description", ""))]
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
                                             default=inspect.Parameter.empty if name in required else None))

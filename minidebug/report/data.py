@@ -129,7 +129,7 @@ def load(runs: list[Path]) -> Report:
         ValueError: a run folder does not exist, or no folder holds a complete trajectory.
     """
     labels = _labels(runs)
-    episodes = []
+    episodes: list[Episode] = []
     for run, label in zip(runs, labels):
         for path, trajectory in trajectories([run]):
             episodes.append(_episode(f"e{len(episodes)}", label, path.stem, trajectory))

@@ -63,7 +63,7 @@ def text_summary(runs: list[Path]) -> str:
     lines += ["", f"{'arm':<{width}}  debugger used  pdb/episode  pdb/solved  pdb/unsolved"]
     for arm in report.arms:
         use = report.tool_use[arm]
-        number = lambda value: ("n/a" if not use["available"] else "-") if value is None else f"{value:.1f}"  # noqa: E731
+        number = lambda value: ("n/a" if not use["available"] else "-") if value is None else f"{value:.1f}"  # noqa: E731, B023 (used in this iteration)
         share = f"{use['debugger_share']:.0%}" if use["available"] else "n/a"
         lines.append(f"{arm:<{width}}  {share:>13}  {number(use['pdb_per_episode']):>11}  "
                      f"{number(use['pdb_solved']):>10}  {number(use['pdb_unsolved']):>12}")

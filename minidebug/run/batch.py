@@ -6,9 +6,10 @@ import json
 import os
 import statistics
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from ..core.trajectory import ResultRecord, read_result
 from ..tasks.task import Task
@@ -216,10 +217,10 @@ class Progress:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
+            Progress as Bar,
             TextColumn,
             TimeRemainingColumn,
         )
-        from rich.progress import Progress as Bar
 
         self.total, self.jobs, self.done, self.solved = total, jobs, 0, 0
         self.bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ETA"),

@@ -74,7 +74,7 @@ def _interrupt_on(*signals: signal.Signals) -> None:
     """The first of `signals` (and SIGHUP) raises KeyboardInterrupt; later ones find the run already ending
     (the batch's workers kill their episodes at once on one while they close) and are ignored, so that none
     cuts the way out short."""
-    raised = []
+    raised: list[int] = []
 
     def interrupt(signum: int, frame: Any) -> None:
         if not raised:
@@ -283,7 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--strategy", nargs="+", default=["debug"], metavar="STRATEGY",
                             help="debug (every tool; default), rewrite (no pdb, trace or inspect), debug-after-N "
                                  "(those unlocked after N edits); several run side by side")
-    run_parser.add_argument("--seeds", type=_count, default=1, metavar="N", help="episodes per task and agent (seeds 0..N-1)")
+    run_parser.add_argument("--seeds", type=_count, default=1, metavar="N",
+                            help="episodes per task and agent (seeds 0..N-1)")
     run_parser.add_argument("-j", "--jobs", type=_count, help="worker processes (default: the number of cores)")
     run_parser.add_argument("--strict", action="store_true",
                             help="score 0 every eval that shows signs of in-memory forgery (make(strict=True))")
@@ -341,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                                help="exercism: a local clone of exercism/python; swebench: a JSON or JSONL file of "
                                     "SWE-bench-format instances")
     import_parser.add_argument("path", type=Path)
-    import_parser.add_argument("--out", type=Path, help="where the tasks go (default: tasks-exercism or tasks-swebench)")
+    import_parser.add_argument("--out", type=Path,
+                               help="where the tasks go (default: tasks-exercism or tasks-swebench)")
     import_parser.add_argument("--repos", type=Path, help="swebench: folder of local clones (owner__name or name)")
     import_parser.add_argument("--fetch-missing", action="store_true",
                                help="swebench: a repository with no clone under --repos is cloned from GitHub "
@@ -385,7 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     report_parser.add_argument("--text", action="store_true", help="print the summary in the terminal instead")
     report_parser.set_defaults(handler=_report)
 
-    mcp_parser = commands.add_parser("mcp", help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
+    mcp_parser = commands.add_parser("mcp",
+                                     help="serve one episode's tools over MCP stdio (pip install 'minidebug[mcp]')")
     mcp_parser.add_argument("task", help="task folder path or bundled task name")
     mcp_parser.add_argument("--bash", action="store_true", help="also enable the bash tool")
     mcp_parser.add_argument("--strategy", default="debug", help="debug (default), rewrite or debug-after-N")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.calls import ToolCall
 from ..errors import ToolError
@@ -60,7 +61,7 @@ def parse_line(line: str, read_more: Callable[[], str]) -> ToolCall:
         lines = []
         while (more := read_more()) != ".":
             lines.append(more)
-        args = {"path": path, "start": start, "end": end, "new_code": "".join(l + "\n" for l in lines)}
+        args = {"path": path, "start": start, "end": end, "new_code": "".join(line + "\n" for line in lines)}
     else:
         args = {}
         if words:

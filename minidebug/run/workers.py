@@ -20,11 +20,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..sandbox.reaper import write_owner
 from .episode import TRAJECTORY_PREFIX, EpisodeSpec
@@ -44,7 +45,7 @@ def _serve(conn: Connection) -> None:
     """A worker's loop: an episode in, its result out, until told to stop or the parent is gone."""
     signal.set_wakeup_fd(-1)  # a forked worker must not write the parent's wakeups
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    stopping = []
+    stopping: list[int] = []
 
     def stop(signum, frame):
         if not stopping:  # once: unwind the episode so that `with make(...)` closes its env

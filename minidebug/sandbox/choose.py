@@ -18,7 +18,6 @@ import subprocess
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
 
 from ..errors import WorkspaceError
 
@@ -72,12 +71,12 @@ COMMAND_LINE_NAMES = ("auto", "bwrap", "landlock", "none")
 """The sandbox names as command lines take them: "none" stands for None."""
 
 
-def from_command_line(name: str) -> Optional[str]:
+def from_command_line(name: str) -> str | None:
     """The sandbox choice a command line's `--sandbox NAME` stands for."""
     return None if name == "none" else name
 
 
-def require(choice: Optional[str]) -> None:
+def require(choice: str | None) -> None:
     """Fail now if an explicit choice ("bwrap" or "landlock") cannot run here; "auto" and None always can.
 
     Raises:
@@ -87,7 +86,7 @@ def require(choice: Optional[str]) -> None:
         resolve(choice)
 
 
-def resolve(choice: Optional[str]) -> Optional[str]:
+def resolve(choice: str | None) -> str | None:
     """The sandbox to use: "bwrap", "landlock" or None. "auto" takes the first that works, else None with
     a warning; an explicit "bwrap" or "landlock" never falls back.
 

@@ -15,9 +15,9 @@ import secrets
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import process, reaper, seccomp
 from .counters import FrozenCounters

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -62,7 +63,7 @@ class Ruleset:
         OSError: Landlock is not available, or a rule cannot be added.
     """
 
-    def __init__(self, read: list[Path], write: list[Path], hide: list[Path] = (), devices: list[Path] = ()):
+    def __init__(self, read: list[Path], write: list[Path], hide: Sequence[Path] = (), devices: Sequence[Path] = ()):
         hide = [Path(h) for h in hide]
         version = abi()
         if version < 1:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 from ..errors import WorkspaceError
@@ -35,7 +36,7 @@ def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path):
     return Ruleset(read=read, write=writable, hide=[Path(d) for d in hidden], devices=[Path("/dev")])
 
 
-@lru_cache(maxsize=None)
+@cache
 def proc_writable() -> tuple[str, ...]:
     """The entries of /proc, other than the processes' own folders, that hold a file with a write bit: bwrap's
     /proc covers only a few of them, and run by root, a program in bwrap is uid 0, which the kernel lets
@@ -65,7 +66,7 @@ def _has_writable_file(path: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(folders the venv's base interpreter needs, that interpreter's own site-packages folders to hide)."""
     home = ""
@@ -86,7 +87,8 @@ def interpreter_dirs(venv: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path], cwd: Path,
-                  venv: Path, devices: list[str] = (), counters: list[str] = (), init: bool = False) -> list[str]:
+                  venv: Path, devices: Sequence[str] = (), counters: Sequence[str] = (),
+                  init: bool = False) -> list[str]:
     """argv run inside bwrap: system folders, the interpreter, `readable` read-only; `writable` writable;
     `devices` the arguments that bind device nodes of the sandbox's own over `/dev`'s (see devices.py),
     `counters` those that bind frozen copies over /proc's counters of the machine (see counters.py). With

@@ -12,10 +12,11 @@ import selectors
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import TypeVar
 
 from . import reaper
 

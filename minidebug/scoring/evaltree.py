@@ -15,15 +15,14 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Iterator
 
 from ..errors import WorkspaceError
 from ..tasks.harness import Harness
 from ..workspace.safefs import empty_folder, read_entry, remove_entry, write_entry
 from ..workspace.worktree import Workspace
-
 
 EVAL_TREE, EVAL_SCRATCH = "eval", "scratch"  # folders of the episode's: the tree, and HOME and TMPDIR of a run
 # What pytest reads above a tree with no configuration of its own: the first configuration file found walking

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -16,14 +17,13 @@ from ..sandbox.confinement import Confinement
 from ..store.removal import remove_tree
 from ..tasks.command import eval_command
 from ..workspace.safefs import empty_folder, read_entry, remove_entry
-from . import forgery
 from ..workspace.worktree import Workspace
+from . import forgery
+from .ahead import files_to_compile
 from .counted import test_files
-from .evaltree import (EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, LaidAhead, copy_pristine, eval_tree,
-                       pytest_files_above)
+from .evaltree import EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, LaidAhead, copy_pristine, eval_tree, pytest_files_above
 from .ids import file_of_test, match_outcomes
 from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
-from .ahead import files_to_compile
 from .timing import padding
 from .warm import WarmEval, learn_modules, learned_modules, learned_yet
 
@@ -97,7 +97,7 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
 
 
 def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
-             notes: list[str] = (), warm: WarmEval | None = None, eval_dir: Path | None = None,
+             notes: Sequence[str] = (), warm: WarmEval | None = None, eval_dir: Path | None = None,
              ahead: LaidAhead | None = None) -> EvalResult:
     """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
     own, against the task's counted tests; forked from `warm` (see `start_warm_eval`) where given. The tree

@@ -17,8 +17,8 @@ import functools
 import hashlib
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import Iterable
 
 INTERNALS = ("_pytest", "pluggy")
 IMPORT_FUNCTIONS = ("import_module", "__import__")

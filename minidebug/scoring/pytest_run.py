@@ -5,7 +5,8 @@ The run goes through the `minidebug_eval` driver: plugin autoloading off (the ve
 explicitly), no cache provider, no user site, no bytecode written, and pytest imported before any folder of
 the project is on sys.path; from then on no bytecode is read at all (`sys.pycache_prefix`, which pytest's
 assertion-rewrite cache follows too, points where no file can exist), so none that the tree holds or that the
-run itself writes is ever run. The outcomes come back over a socket with a nonce, not through a file or the printed output.
+run itself writes is ever run. The outcomes come back over a socket with a nonce, not through a file or the
+printed output.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import secrets
 import socket
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +24,6 @@ from ..sandbox.process import episode_environ
 from ..store.venv import pytest_plugins
 from ..tasks.command import eval_command
 from .warm import WarmEval
-
 
 # Where the driver points sys.pycache_prefix once pytest is imported: a path below a character device, where
 # no folder can ever be made, so no bytecode is read (nor written) for any module imported from then on.
@@ -44,7 +45,7 @@ class PytestRun:
 
 
 def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinement: Confinement,
-               learned: list[str] = (), compiled: list[list[str]] = ()) -> WarmEval:
+               learned: Sequence[str] = (), compiled: Sequence[list[str]] = ()) -> WarmEval:
     """A warm eval interpreter (see warm.py) for runs in `tree` with `scratch`, confined as they are, that
     also imports the venv's modules in `learned` ahead of the run and compiles the task's files in
     `compiled` (see ahead.py)."""
@@ -76,7 +77,7 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
                confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
                agent_files: tuple[str, ...] = (), agent_created: tuple[str, ...] = (),
                warm: WarmEval | None = None,
-               learned: list[str] = (), learn: bool = False, collect_only: bool = False,
+               learned: Sequence[str] = (), learn: bool = False, collect_only: bool = False,
                project_pytest: bool = False) -> PytestRun:
     """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:
     forked from `warm` where given and able (see warm.py), else in a fresh interpreter.
@@ -176,6 +177,7 @@ def _parse(data: bytes, nonce: bytes) -> tuple[dict | None, list[str]]:
 
     A test's outcome is never "passed" once a line said otherwise, and a report that disagrees with the
     outcomes sent as the tests ran is a finding (its tests keep the outcome that is not "passed")."""
+    streamed: dict[str, str]
     report, findings, streamed = None, [], {}
     for line in data.splitlines():
         if not line.startswith(nonce):

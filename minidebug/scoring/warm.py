@@ -40,8 +40,8 @@ from ..sandbox import process, reaper
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import Completed
 from ..store import facts
-from . import ahead
 from ..store.locks import file_lock
+from . import ahead
 
 THREAD_STARTED = "a module imported before the run started a thread"  # the driver's words: forking is unsafe
 READY_TIMEOUT = 60.0  # seconds an eval waits for the warm interpreter to finish importing

@@ -22,8 +22,8 @@ from ..workspace.safefs import empty_folder
 from ..workspace.worktree import Workspace
 from .counted import counted_known
 from .eval_room import EvalRoom, RoomKey
-from .evaluate import start_warm_eval
 from .evaltree import EVAL_SCRATCH, EVAL_TREE, LaidAhead
+from .evaluate import start_warm_eval
 from .warm import THREAD_STARTED, WarmEval, learned_modules, learned_yet
 
 
@@ -69,7 +69,7 @@ class WarmPool:
 
     def _next(self, key: RoomKey, learned: list[str], entry: Path | None) -> EvalRoom | None:
         found = [room for room in self._idle
-                 if room.key == key and room.ready and room.warm.learned == list(learned)]
+                 if room.key == key and room.ready and room.warm is not None and room.warm.learned == list(learned)]
         return next((room for room in found if room.entry == entry), found[-1]) if found else None
 
     def provide(self, key: RoomKey, learned: list[str], entry: Path | None,
@@ -85,7 +85,8 @@ class WarmPool:
                 return
             self._short.discard(key)
             room = next((room for room in self._idle if room.key == key and not (  # an idle one to start in
-                room.ready and (room.entry != entry or room.warm.learned == list(learned)))), None)
+                room.ready and room.warm is not None
+                and (room.entry != entry or room.warm.learned == list(learned)))), None)
             if room is not None:
                 self._idle.remove(room)
         try:
@@ -158,7 +159,7 @@ def shared_pool() -> WarmPool:
         if not _SHARED:
             pool = WarmPool(max_idle=max(2, os.cpu_count() or 1))
             owner = os.getpid()
-            atexit.register(lambda: os.getpid() == owner and pool.close())
+            atexit.register(lambda: pool.close() if os.getpid() == owner else None)
             _SHARED.append(pool)
         return _SHARED[0]
 
@@ -220,6 +221,7 @@ class ForkedEvals:
             self.end_warm()
         if not self.fork or self._key is None or self._closed:
             return None, None, None
+        assert self._entry is not None, "set with the key (start_warm)"
         self._room = self.pool.take(self._key, learned_modules(self._entry), self._entry)
         if self._room is None:
             return None, None, None
@@ -254,6 +256,7 @@ class ForkedEvals:
         one started). The room's eval tree is empty."""
         if not self.serves_sessions or self._key is None:
             return None
+        assert self._entry is not None and self._start is not None, "set with the key (start_warm)"
         learned = learned_modules(self._entry)
         room = self.pool.take(self._key, learned, self._entry)
         if room is None:
@@ -278,7 +281,10 @@ class ForkedEvals:
         empty_folder(room.dir, EVAL_SCRATCH)
         room.give_back(warm)
         self.pool.keep(room, spare=True)
-        if self._key is None or self._closed or not learned_yet(self._entry):
+        if self._key is None or self._closed:
+            return
+        assert self._entry is not None and self._start is not None, "set with the key (start_warm)"
+        if not learned_yet(self._entry):
             return
         learned = learned_modules(self._entry)
         self.pool.provide(self._key, learned, self._entry, self._start, self._owner)  # where it ended

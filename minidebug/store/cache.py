@@ -12,16 +12,17 @@ import os
 import secrets
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TaskError, WorkspaceError
+from ..tasks.task import Task
 from .gitcmd import git
 from .locks import file_lock
 from .reasons import SetupError
-from .repos import borrowing_repo, shared_store, store_path
-from ..tasks.task import Task
 from .removal import remove_tree
+from .repos import borrowing_repo, shared_store, store_path
 from .treeguard import FINGERPRINT_SUFFIX, forget, guard, record
 from .venv import ProjectInstall, ensure_venv, lay_build_products
 
@@ -92,6 +93,7 @@ def prepare(task: Task, cache_dir: Path | None = None) -> PreparedTask:
             record(entry / "repo.git", BARE_REPO_UNWATCHED)
     meta = json.loads(marker.read_text())
     if recipe is not None:
+        assert source is not None, "only a [source] task has an [environment]"
         commands = tuple(recipe.commands())
         install = ProjectInstall(source.git, environment_commit, commands) if commands else None
         try:
@@ -144,9 +146,10 @@ def restore_drivers(drivers: Path) -> bool:
     staging = Path(tempfile.mkdtemp(prefix="drivers-", dir=drivers.parent))
     for name, data in sources.items():
         (staging / name).write_bytes(data)
-    aside = drivers.with_name(f"{drivers.name}.tampered-{os.getpid()}-{secrets.token_hex(4)}")
+    tampered = drivers.with_name(f"{drivers.name}.tampered-{os.getpid()}-{secrets.token_hex(4)}")
+    aside: Path | None = tampered
     try:
-        os.rename(drivers, aside)
+        os.rename(drivers, tampered)
     except FileNotFoundError:
         aside = None
     os.rename(staging, drivers)
@@ -186,6 +189,7 @@ def _environment(task: Task):
 
 
 def _store(task: Task, cache_dir: Path, commits: list[str]) -> Path:
+    assert task.spec.source is not None, "only a [source] task has a store"
     try:
         return shared_store(cache_dir, task.spec.source.git, list(dict.fromkeys(commits)))
     except TaskError as exc:
@@ -196,6 +200,7 @@ def _build_source_entry(task: Task, entry: Path, store: Path) -> None:
     """A `[source]` task's entry: a bare repo borrowing the store's objects, with one commit (the files at
     the task's commit, test patch applied, hidden files left out), and the eval tree (hidden files in)."""
     source = task.spec.source
+    assert source is not None, "a [source] task"
     bare = borrowing_repo(entry / "repo.git", store)
     env = {"GIT_DIR": str(bare), "GIT_INDEX_FILE": str(entry / "base.index")}
     try:
@@ -224,6 +229,7 @@ def _build_source_entry(task: Task, entry: Path, store: Path) -> None:
 
 
 def _build_entry(task: Task, entry: Path) -> None:
+    assert task.repo is not None, "a task without a [source] has its repo/"
     files = task.repo_files()
     hidden = [f for f in files if task.hidden.match(f)]
     visible = [f for f in files if not task.hidden.match(f)]
@@ -256,7 +262,7 @@ def _write_marker(entry: Path, commit: str, eval_tree: str, hidden: list[str], v
         "test_files": [f for f in visible if _is_test_file(f)]}))
 
 
-def _write_eval_base(task: Task, entry: Path, tree: str, hidden: list[str] = (), venv: Path | None = None) -> None:
+def _write_eval_base(task: Task, entry: Path, tree: str, hidden: Sequence[str] = (), venv: Path | None = None) -> None:
     """The pristine tree every eval starts from: a tree's files, plus the hidden files of repo/ (a
     `[source]` task's eval tree holds them already), plus what the venv's project install built (see
     venv.lay_build_products)."""
@@ -273,6 +279,7 @@ def _write_eval_base(task: Task, entry: Path, tree: str, hidden: list[str] = (),
     for rel in hidden:
         target = eval_base / rel
         target.parent.mkdir(parents=True, exist_ok=True)
+        assert task.repo is not None, "hidden files come from the task's repo/"
         shutil.copy2(task.repo / rel, target, follow_symlinks=False)
     if venv is not None:
         lay_build_products(venv, eval_base)
@@ -309,6 +316,7 @@ def _is_test_file(rel: str) -> bool:
 def _check_solution(task: Task, bare: Path, commit: str, entry: Path) -> None:
     from ..tasks.patch import parse_patch
 
+    assert task.solution is not None, "called for a task with a solution"
     try:
         patches = parse_patch(task.solution.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:

@@ -7,12 +7,10 @@ import os
 import shutil
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import WorkspaceError
-
-
 
 
 def pyenv_versions() -> Path:
@@ -38,7 +36,7 @@ def candidates(version: str) -> list[str]:
     return [path for path in dict.fromkeys(found) if path and os.access(path, os.X_OK)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def find_python(version: str | None) -> str:
     """The path of an interpreter for a version like "3.11" or "3.11.7" (None: the host's own).
 
@@ -58,7 +56,7 @@ def find_python(version: str | None) -> str:
         f"manager (e.g. `apt install python{minor}`), or set the task's `python` to an installed version")
 
 
-@lru_cache(maxsize=None)
+@cache
 def interpreter_version(exe: str) -> str | None:
     """"3.11.7" for an interpreter, or None if it does not run."""
     try:
@@ -69,7 +67,7 @@ def interpreter_version(exe: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def interpreter_identity(exe: str) -> tuple[str, str | None]:
     """(the real path of the interpreter `exe` runs, its version), asked of the interpreter itself, so that
     names, links and version-manager shims that end in one interpreter give one identity."""

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from .treeguard import MAX_ENTRIES
 
-
 _DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 

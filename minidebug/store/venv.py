@@ -9,10 +9,10 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import WorkspaceError
 from .interpreters import find_python, interpreter_identity
@@ -251,12 +251,12 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
             confinement.close()
 
 
-@lru_cache(maxsize=None)
+@cache
 def pytest_plugins(venv: Path) -> tuple[str, ...]:
     """The modules of the pytest plugins installed in the venv (its `pytest11` entry points), sorted."""
     import configparser
 
-    found = set()
+    found: set[str] = set()
     for path in glob.glob(str(venv / "lib" / "python*" / "site-packages" / "*.dist-info" / "entry_points.txt")):
         parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
         try:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..scoring.counted import gold_failures
 from ..store.cache import ensure_eval_base
@@ -45,10 +46,10 @@ def probe_targets(task: Task, root: Path) -> list[tuple[str, int]]:
         try:
             source = (root / file_patch.old_path).read_text(encoding="utf-8")
             found = scopes(source, file_patch.old_path)
-            file_patch = relocated(source, file_patch)  # the regions where the hunks really apply
+            regions = changed_regions(relocated(source, file_patch))  # where the hunks really apply
         except (OSError, UnicodeError, SyntaxError, ValueError):
             continue
-        targets += [(file_patch.old_path, line) for line in probe_lines(found, changed_regions(file_patch))]
+        targets += [(file_patch.old_path, line) for line in probe_lines(found, regions)]
     if not targets:
         raise ValueError("the solution changes no existing Python code that compiles")
     return targets[:MAX_PROBES]

@@ -82,6 +82,7 @@ def gold_run(env: DebugEnv) -> GoldRun:
     base = evaluate(env)
     gold, edit_error = None, ""
     try:
+        assert env.workspace is not None, "reset() starts the episode's workspace"
         calls = gold_edits(env.task, env.workspace.base_text)
     except TaskError as exc:
         edit_error = str(exc)

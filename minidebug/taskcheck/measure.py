@@ -14,9 +14,10 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..tasks.history import HistoryError, check_source, instance_from_commit
 from ..tasks.importers.swebench import import_swebench

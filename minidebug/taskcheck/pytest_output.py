@@ -27,6 +27,7 @@ class PytestOutput:
     @classmethod
     def read(cls, output: str) -> PytestOutput:
         sections: dict[str, str] = {}
+        body: list[str]
         head, body = None, []
         for line in output.splitlines() + ["=== end ==="]:
             found = _HEAD.match(line)

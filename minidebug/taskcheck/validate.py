@@ -72,7 +72,6 @@ class Validation:
 def validate_task(task_path: str, make_options: dict[str, Any] | None = None) -> Validation:
     """Validate one task folder; every failure becomes the row's `problem`, never an exception."""
     from ..core.make import make
-
     from ..tasks.task import load_task
 
     try:

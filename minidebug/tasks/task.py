@@ -88,7 +88,8 @@ class Task:
 
     def repo_files(self) -> list[str]:
         """Every file of repo/ as a sorted POSIX path relative to repo/ (`.git` left out)."""
-        files = []
+        assert self.repo is not None, "repo/, or for a [source] task the cache's checkout (store.cache.prepare)"
+        files: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.repo):
             dirnames[:] = sorted(d for d in dirnames if d != ".git")
             rel = Path(dirpath).relative_to(self.repo)
@@ -124,6 +125,7 @@ class Task:
             if self.solution is not None:
                 digest.update(b"solution\0" + self.solution.read_bytes())
             return digest.hexdigest()[:16]
+        assert self.repo is not None, "a task without a [source] has its repo/"
         for rel in self.repo_files():
             path = self.repo / rel
             digest.update(rel.encode() + b"\0")

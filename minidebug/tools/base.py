@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .output import ToolOutput
 from ..errors import ToolError
 from ..workspace.safefs import read_entry
+from .output import ToolOutput
 
 if TYPE_CHECKING:
+    from ..sandbox.confinement import Confinement
     from ..scoring.evaluate import EvalResult
     from ..scoring.warm_pool import ForkedEvals
-    from ..sandbox.confinement import Confinement
     from ..tasks.spec import Limits
     from ..tasks.task import Task
     from ..workspace.shell import ExecResult

@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import difflib
 import re
-from typing import Optional
 
 from pydantic import Field, model_validator
 
@@ -64,7 +63,8 @@ def _load(root, rel: str, shown: str) -> tuple[str, str, str]:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ToolError(f"{shown}: not valid {encoding} text ({exc.__class__.__name__}); refusing to rewrite it")
+        raise ToolError(f"{shown}: not valid {encoding} text ({exc.__class__.__name__}); "
+                        "refusing to rewrite it") from exc
     newline = "\r\n" if "\r\n" in text else "\n"
     return text.replace("\r\n", "\n"), encoding, newline
 
@@ -79,11 +79,11 @@ class Edit(Tool):
 
     class Args(Arguments):
         path: str = Field(description="file path relative to the project root")
-        start: Optional[int] = Field(None, description="first line to replace (1-based)")
-        end: Optional[int] = Field(None, description="last line to replace (inclusive)")
-        new_code: Optional[str] = Field(None, description="replacement text for lines start..end")
-        old: Optional[str] = Field(None, description="exact snippet to replace (must occur once)")
-        new: Optional[str] = Field(None, description="text that replaces the snippet")
+        start: int | None = Field(None, description="first line to replace (1-based)")
+        end: int | None = Field(None, description="last line to replace (inclusive)")
+        new_code: str | None = Field(None, description="replacement text for lines start..end")
+        old: str | None = Field(None, description="exact snippet to replace (must occur once)")
+        new: str | None = Field(None, description="text that replaces the snippet")
 
         @model_validator(mode="after")
         def _one_form(self):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .output import ToolOutput
 from .base import Episode, Tool
+from .output import ToolOutput
 
 
 def _report(episode: Episode, header: str) -> ToolOutput:

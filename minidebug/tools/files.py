@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
 
 from pydantic import Field
 
@@ -30,8 +29,8 @@ class View(Tool):
 
     class Args(Arguments):
         path: str = Field(description="file path relative to the project root")
-        start: Optional[int] = Field(None, description="first line to show (1-based)")
-        end: Optional[int] = Field(None, description="last line to show (inclusive)")
+        start: int | None = Field(None, description="first line to show (1-based)")
+        end: int | None = Field(None, description="last line to show (inclusive)")
 
     def run(self, episode: Episode, args: Args) -> str:
         rel = episode.workspace.relative(args.path)
@@ -60,8 +59,8 @@ class Listdir(Tool):
     description = "List the project's files as a tree. Optional path (default: the root) and depth (default 2)."
 
     class Args(Arguments):
-        path: Optional[str] = Field(None, description="folder relative to the project root")
-        depth: Optional[int] = Field(None, description="how many levels to show (default 2)")
+        path: str | None = Field(None, description="folder relative to the project root")
+        depth: int | None = Field(None, description="how many levels to show (default 2)")
 
     def run(self, episode: Episode, args: Args) -> str:
         workspace = episode.workspace
@@ -92,8 +91,8 @@ class Grep(Tool):
 
     class Args(Arguments):
         pattern: str = Field(description="text to look for")
-        path: Optional[str] = Field(None, description="file or folder to search (default: the whole project)")
-        regex: Optional[bool] = Field(None, description="treat pattern as a regular expression")
+        path: str | None = Field(None, description="file or folder to search (default: the whole project)")
+        regex: bool | None = Field(None, description="treat pattern as a regular expression")
 
     def run(self, episode: Episode, args: Args) -> str:
         workspace = episode.workspace

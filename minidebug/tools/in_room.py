@@ -69,7 +69,8 @@ class RoomView:
         self.tree, self.root = room.dir / EVAL_TREE, workspace.root
         self.scratch = room.dir / EVAL_SCRATCH
         home, tmp = self.scratch / "home", self.scratch / "tmp"
-        self._moved = [(str(home), str(workspace.home)), (str(tmp), str(workspace.tmp)), (str(self.tree), str(self.root))]
+        self._moved = [(str(home), str(workspace.home)), (str(tmp), str(workspace.tmp)),
+                       (str(self.tree), str(self.root))]
         self._given_back = False
         try:
             for folder in (home, tmp):

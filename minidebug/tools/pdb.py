@@ -25,10 +25,10 @@ from ..sandbox.process import Completed
 from ..scoring.warm import learned_modules
 from ..store.venv import pytest_plugins
 from ..workspace.safefs import read_entry
+from .base import Arguments, Episode, Tool
 from .in_room import RoomView, can_fork
 from .pdb_room import RoomPdbSession
 from .pdb_session import MAX_COMMAND, Breakpoint, PdbSession, Reply
-from .base import Arguments, Episode, Tool
 
 REFUSED = {
     "interact": "it starts an interactive console that reads the terminal itself",
@@ -69,7 +69,8 @@ def pdb_arguments(entrypoint: list[str]) -> list[str]:
         return argv
     if argv and not argv[0].startswith("-"):
         return argv
-    raise ToolError(f"pdb cannot run {shlex.join(entrypoint)!r}: expected `python script.py ...` or `python -m module ...`")
+    raise ToolError(f"pdb cannot run {shlex.join(entrypoint)!r}: "
+                    "expected `python script.py ...` or `python -m module ...`")
 
 
 def _worktree_text(episode: Episode, rel: str) -> str | None:

@@ -20,7 +20,6 @@ import stat
 import subprocess
 import time
 from pathlib import Path
-from typing import Optional
 
 from pydantic import Field
 
@@ -195,6 +194,7 @@ def read_result(root: Path, rel: str, deadline: float) -> bytes | None:
             raise ToolError(_refused(f"not a regular file ({_kind(info.st_mode)})"))
         if info.st_size > MAX_RESULT_BYTES:
             raise ToolError(_refused(f"{info.st_size} bytes, over the {MAX_RESULT_BYTES} byte limit"))
+        chunks: list[bytes]
         chunks, size = [], 0
         while True:
             if time.monotonic() > deadline:
@@ -295,8 +295,8 @@ class Trace(ProbeTool):
 
     class Args(Arguments):
         target: str = Field(description="function name, Class.method, or file.py:start-end")
-        max_calls: Optional[int] = Field(None, description="calls to show (default 20); later ones are only counted")
-        depth: Optional[int] = Field(None, description="how deep to render nested values (default 2)")
+        max_calls: int | None = Field(None, description="calls to show (default 20); later ones are only counted")
+        depth: int | None = Field(None, description="how deep to render nested values (default 2)")
 
     def run(self, episode: Episode, args: Args) -> str:
         target = args.target.strip()
@@ -351,7 +351,7 @@ class Inspect(ProbeTool):
 
     class Args(Arguments):
         at: str = Field(description="'file.py:line' or 'exception'")
-        expr: Optional[list[str]] = Field(None, description="expressions to evaluate there")
+        expr: list[str] | None = Field(None, description="expressions to evaluate there")
 
     def run(self, episode: Episode, args: Args) -> str:
         at = args.at.strip()

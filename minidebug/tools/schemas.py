@@ -39,7 +39,8 @@ def tool_schemas(tools: list[Tool], provider: str) -> list[dict[str, Any]]:
         if provider == "openai":
             for name, entry in properties.items():  # strict mode: every property required, optional ones nullable
                 if name not in required and "null" not in entry["type"]:
-                    entry["type"] = [entry["type"], "null"] if isinstance(entry["type"], str) else entry["type"] + ["null"]
+                    entry["type"] = ([entry["type"], "null"] if isinstance(entry["type"], str)
+                                     else entry["type"] + ["null"])
             parameters = {"type": "object", "properties": properties, "required": list(properties),
                           "additionalProperties": False}
             schemas.append({"type": "function", "function": {

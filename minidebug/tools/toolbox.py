@@ -3,9 +3,9 @@ after enough edits, or by a caller), and back to the start at each reset."""
 
 from __future__ import annotations
 
-from .strategies import Strategy
 from . import TOOLS, load_tool, unknown_tool_message
 from .base import Tool
+from .strategies import Strategy
 
 
 class Toolbox:

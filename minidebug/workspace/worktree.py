@@ -14,16 +14,16 @@ import os
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from ..store.cache import PreparedTask
 from ..errors import ToolError, WorkspaceError
+from ..sandbox.reaper import write_owner
+from ..store.cache import PreparedTask
 from ..store.gitcmd import git
 from ..store.locks import file_lock
 from ..store.removal import remove_tree
 from ..store.venv import BUILD_PRODUCTS_EXCLUDE, lay_build_products
-from ..sandbox.reaper import write_owner
+from ..tasks.task import Task
 from .safefs import read_entry, remove_entry
 from .untracked import Layout, commit_layout, remove_untracked
-from ..tasks.task import Task
 
 EPISODE_PREFIX = "minidebug-ep-"
 

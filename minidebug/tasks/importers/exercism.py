@@ -84,7 +84,7 @@ def _write_task(exercise: Path, task: Path, solution: list[str], tests: list[str
         target = task / "repo" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(_text(exercise / rel), encoding="utf-8")
-    patch = []
+    patch: list[str] = []
     for stub_rel, example_rel in zip(solution, example):
         before = _text(exercise / stub_rel).splitlines(keepends=True)
         after = _text(exercise / example_rel).splitlines(keepends=True)

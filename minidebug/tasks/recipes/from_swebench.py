@@ -231,9 +231,9 @@ def table_text(repo: str, versions: dict[str, tuple[dict, list[str]]], swebench_
     for version in order:
         changed = {f: versions[version][0][f] for f in FIELDS if versions[version][0][f] != defaults[f]}
         groups.setdefault(json.dumps(changed), []).append(version)
-    for changed, names in groups.items():
-        lines += ["", f"[versions.{toml_value(', '.join(names))}]" + ("  # the defaults" if changed == "{}" else "")]
-        lines += [f"{field} = {toml_value(value)}" for field, value in json.loads(changed).items()]
+    for changes, names in groups.items():
+        lines += ["", f"[versions.{toml_value(', '.join(names))}]" + ("  # the defaults" if changes == "{}" else "")]
+        lines += [f"{field} = {toml_value(value)}" for field, value in json.loads(changes).items()]
     return "\n".join(lines) + "\n"
 
 
