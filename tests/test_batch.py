@@ -202,6 +202,21 @@ def test_sigkill_then_gc_then_resume(slow_task, cache_dir, tmp_path):
     assert len(finished_results(out)) == 2
 
 
+def test_the_workers_of_a_run_killed_alone_close_their_episodes(slow_task, cache_dir, tmp_path):
+    """SIGKILL to the run's own process only: its workers learn of it (SIGTERM from the kernel: their pipes'
+    other ends live on in each other, so no EOF tells them) and close their episodes; nothing is left."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc, _ = _start_run(slow_task, tmp_path / "out", cache_dir, tmp)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 60
+    while [s for s in processes() if s.pgid == proc.pid and s.state != "Z"]:
+        assert time.monotonic() < deadline, "a worker outlived its run"
+        time.sleep(0.2)
+    _nothing_left(tmp, proc.pid)
+
+
 def _cwd_in(pid, folder):
     try:
         return Path(os.readlink(f"/proc/{pid}/cwd")).is_relative_to(folder)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
+
+import pytest
 
 from minidebug.sandbox import reaper
 
@@ -36,3 +39,31 @@ def test_never_signals_itself_and_leaves_out_zombies(tmp_path):
         assert child.pid not in {stat.pid for stat in reaper.processes()}
     finally:
         child.wait()
+
+
+def test_a_stop_signal_waits_for_the_shielded_block_and_an_owned_folder_names_its_maker(tmp_path):
+    from minidebug.sandbox.reaper import OWNER_FILE, interrupt, owned_temp_dir, shielded
+    from minidebug.store.removal import remove_tree
+
+    done = []
+    before = signal.signal(signal.SIGUSR1, lambda *_: interrupt())
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with shielded():
+                with shielded():
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                    time.sleep(0.05)  # the handler has run by now: its KeyboardInterrupt waits
+                    done.append("inner")
+                done.append("outer")
+        assert done == ["inner", "outer"]
+        with pytest.raises(KeyboardInterrupt):  # outside a shielded block, at once
+            os.kill(os.getpid(), signal.SIGUSR1)
+            time.sleep(0.05)
+    finally:
+        signal.signal(signal.SIGUSR1, before)
+    folder = owned_temp_dir("minidebug-test-", tmp_path)
+    assert (folder / OWNER_FILE).read_text().split()[0] == str(os.getpid())
+    for name in ("a", "zz", OWNER_FILE + "2"):
+        (folder / name).mkdir()
+        (folder / name / OWNER_FILE).write_text("x")
+    assert remove_tree(folder) and not folder.exists()

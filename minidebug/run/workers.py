@@ -17,17 +17,16 @@ import multiprocessing
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
-from pathlib import Path
 from typing import Any
 
-from ..sandbox.reaper import write_owner
+from ..sandbox.reaper import interrupt, owned_temp_dir, signal_when_parent_dies
+from ..store.removal import remove_tree
 from .episode import TRAJECTORY_PREFIX, EpisodeSpec
 
 CLOSE_GRACE = 30.0  # seconds busy workers get to close their episodes after the first interrupt
@@ -41,8 +40,9 @@ class _Worker:
     stopping: bool = False
 
 
-def _serve(conn: Connection) -> None:
-    """A worker's loop: an episode in, its result out, until told to stop or the parent is gone."""
+def _serve(conn: Connection, parent: int) -> None:
+    """A worker's loop: an episode in, its result out, until told to stop or the parent is gone (SIGTERM when it
+    dies, even by SIGKILL: its pipe's end lives on in the other workers, so no EOF says so)."""
     signal.set_wakeup_fd(-1)  # a forked worker must not write the parent's wakeups
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stopping: list[int] = []
@@ -50,9 +50,10 @@ def _serve(conn: Connection) -> None:
     def stop(signum, frame):
         if not stopping:  # once: unwind the episode so that `with make(...)` closes its env
             stopping.append(signum)
-            raise KeyboardInterrupt
+            interrupt()  # at once, or once the folder being made or removed is done
 
     signal.signal(signal.SIGTERM, stop)
+    signal_when_parent_dies(signal.SIGTERM, parent)
     try:
         while not stopping:
             try:
@@ -79,12 +80,14 @@ def run_spec(spec: EpisodeSpec, warm_pool: Any = None) -> tuple[dict[str, Any], 
     from ..tasks.task import load_task
     from .episode import run_episode
 
-    with tempfile.TemporaryDirectory(prefix=TRAJECTORY_PREFIX) as scratch:
-        write_owner(Path(scratch))  # a killed worker's folder is `minidebug gc`'s to remove
-        result = run_episode(load_task(spec.task_path), spec.agent, Path(scratch), spec.agent_options,
+    scratch = owned_temp_dir(TRAJECTORY_PREFIX)  # a killed worker's folder is `minidebug gc`'s to remove
+    try:
+        result = run_episode(load_task(spec.task_path), spec.agent, scratch, spec.agent_options,
                              spec.seed, warm_pool=warm_pool or _worker_pool(), **spec.make_options)
-        trajectory = Path(scratch) / f"{spec.id}.jsonl"
+        trajectory = scratch / f"{spec.id}.jsonl"
         text = trajectory.read_text(encoding="utf-8") if trajectory.exists() else ""
+    finally:
+        remove_tree(scratch)
     return asdict(result), text
 
 
@@ -193,7 +196,8 @@ class LocalWorkers:
 
     def _start(self) -> None:
         parent, child = self.context.Pipe()
-        process = self.context.Process(target=_serve, args=(child,), daemon=True, name="minidebug-worker")
+        process = self.context.Process(target=_serve, args=(child, os.getpid()), daemon=True,
+                                       name="minidebug-worker")
         process.start()
         child.close()
         self.workers.append(_Worker(process, parent))

@@ -11,11 +11,9 @@ sandbox's /proc. (`/sys` has such counters too: programs see only its CPU folder
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
+import os
 
-from .reaper import write_owner
+from .reaper import OWNER_FILE, owned_temp_dir, shielded
 
 PREFIX = "minidebug-proc-"
 COUNTERS = ("meminfo", "stat", "vmstat", "loadavg", "zoneinfo", "buddyinfo", "pagetypeinfo", "diskstats",
@@ -29,10 +27,9 @@ class FrozenCounters:
     for); a file that cannot be read is left out."""
 
     def __init__(self):
-        self.dir = Path(tempfile.mkdtemp(prefix=PREFIX)).resolve()
+        self.dir = owned_temp_dir(PREFIX)
         self._binds: list[str] = []
         try:
-            write_owner(self.dir)
             for index, name in enumerate(COUNTERS):
                 try:
                     with open(f"/proc/{name}", "rb") as source:
@@ -52,5 +49,9 @@ class FrozenCounters:
         return list(self._binds)
 
     def close(self) -> None:
-        """Remove the folder. Idempotent."""
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """Remove the folder (the owner file last). Idempotent."""
+        with shielded():
+            for entry in sorted(os.listdir(self.dir) if self.dir.is_dir() else [], key=lambda name: name == OWNER_FILE):
+                os.unlink(self.dir / entry)
+            if self.dir.is_dir():
+                os.rmdir(self.dir)

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
-from pathlib import Path
 
-from .reaper import write_owner
+from .reaper import OWNER_FILE, owned_temp_dir, shielded
 
 NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
 PREFIX = "minidebug-dev-"
@@ -30,9 +28,8 @@ class PrivateDevices:
     """
 
     def __init__(self):
-        self.dir = Path(tempfile.mkdtemp(prefix=PREFIX)).resolve()
+        self.dir = owned_temp_dir(PREFIX)
         try:
-            write_owner(self.dir)
             if os.statvfs(self.dir).f_flag & os.ST_NODEV:
                 raise OSError(f"{self.dir}: its file system does not allow device nodes (nodev)")
             for name, (major, minor) in NODES.items():
@@ -56,8 +53,9 @@ class PrivateDevices:
         return args
 
     def close(self) -> None:
-        """Remove the folder and its nodes. Idempotent."""
-        for entry in os.listdir(self.dir) if self.dir.is_dir() else []:
-            os.unlink(self.dir / entry)
-        if self.dir.is_dir():
-            os.rmdir(self.dir)
+        """Remove the folder and its nodes (the owner file last). Idempotent."""
+        with shielded():
+            for entry in sorted(os.listdir(self.dir) if self.dir.is_dir() else [], key=lambda name: name == OWNER_FILE):
+                os.unlink(self.dir / entry)
+            if self.dir.is_dir():
+                os.rmdir(self.dir)

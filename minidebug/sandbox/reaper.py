@@ -1,14 +1,20 @@
-"""Finding and killing processes: the one /proc scanner and the one kill loop.
+"""Finding and killing processes: the one /proc scanner and the one kill loop; the temp folders minidebug makes,
+each named with its maker so that `minidebug gc` can tell what a dead process left.
 
 Everything that looks for processes (the episode's strays, what a crashed run left, the leak checks) reads
-/proc through `processes()`, and everything that kills a set of processes goes through `send()`.
+/proc through `processes()`, and everything that kills a set of processes goes through `send()`. A stop signal
+that unwinds the main thread (a batch worker's SIGTERM) goes through `interrupt()`, and waits while a `shielded()`
+block (making an owned folder, removing a tree) runs: cut short, either would leave a folder nobody can name.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterable
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +66,48 @@ def write_owner(folder: Path) -> None:
     (folder / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")
 
 
+def owned_temp_dir(prefix: str, parent: Path | None = None) -> Path:
+    """A new temp folder (resolved) with its owner file, both made before a stop signal can unwind us."""
+    with shielded():
+        folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent)).resolve()
+        try:
+            write_owner(folder)
+        except BaseException:
+            os.rmdir(folder)
+            raise
+    return folder
+
+
+_SHIELDED: list[int] = []  # shielded blocks the main thread is in
+_DEFERRED: list[int] = []  # a stop that came meanwhile
+
+
+@contextmanager
+def shielded() -> Iterator[None]:
+    """Within the block (in the main thread), `interrupt()` waits: its KeyboardInterrupt is raised as the
+    outermost shielded block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _SHIELDED.append(1)
+    try:
+        yield
+    finally:
+        _SHIELDED.pop()
+        if not _SHIELDED and _DEFERRED:
+            _DEFERRED.clear()
+            raise KeyboardInterrupt
+
+
+def interrupt() -> None:
+    """Unwind the main thread (from a signal handler): KeyboardInterrupt now, or when the shielded block it
+    is in ends."""
+    if _SHIELDED:
+        _DEFERRED.append(1)
+        return
+    raise KeyboardInterrupt
+
+
 def start_time(pid: int | str = "self") -> str | None:
     """A live process's start time from /proc (None if it is gone, a zombie, or /proc is missing)."""
     stat = proc_stat(pid)
@@ -96,3 +144,16 @@ def send(pids: Iterable[int], signum: int = signal.SIGKILL) -> int:
         except (ProcessLookupError, PermissionError):
             pass
     return sent
+
+
+def signal_when_parent_dies(signum: int, parent: int) -> None:
+    """Ask the kernel to send this process `signum` when its parent (`parent`, the process that started it)
+    dies, and send it now if that has happened already; a no-op where Linux's prctl is not there."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signum, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signum)

@@ -15,12 +15,11 @@ owning process too.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..sandbox.confinement import Confinement
-from ..sandbox.reaper import write_owner
+from ..sandbox.reaper import owned_temp_dir
 from ..store.removal import remove_tree
 from ..workspace.safefs import remove_entry
 from .evaltree import EVAL_SCRATCH, EVAL_TREE, LaidAhead
@@ -45,10 +44,9 @@ class EvalRoom:
 
     def __init__(self, key: RoomKey):
         self.key = key
-        self.dir = Path(tempfile.mkdtemp(prefix=ROOM_PREFIX)).resolve()
+        self.dir = owned_temp_dir(ROOM_PREFIX)
         memory, cpu, file_size, processes = key.limits
         try:
-            write_owner(self.dir)
             self._empty_size = os.lstat(self.dir).st_size  # a folder's size with (next to) nothing in it
             self.confinement = Confinement(memory, cpu, file_size, processes, key.sandbox, key.venv, (key.drivers,))
         except BaseException:

@@ -7,6 +7,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..sandbox.reaper import OWNER_FILE, shielded
 from .treeguard import MAX_ENTRIES
 
 _DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -15,8 +16,14 @@ _DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 def remove_tree(path: Path) -> bool:
     """Remove path (a file, a link, or a folder with everything below it) without following any link, however
     deep the tree or long its paths: each folder's children are moved up into the folder being emptied, so at
-    most two folders are open at a time and nothing recurses. Never raises; True if path is gone."""
-    path = Path(path)
+    most two folders are open at a time and nothing recurses. A stop signal waits until it is done (see
+    `shielded`), and a folder's owner file goes last, so a removal cut short (SIGKILL) leaves one `minidebug gc`
+    still knows. Never raises (but the deferred KeyboardInterrupt); True if path is gone."""
+    with shielded():
+        return _remove_tree(Path(path))
+
+
+def _remove_tree(path: Path) -> bool:
     try:  # the caller's path up to its parent is trusted; the entry and what is below it are not
         parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
@@ -43,18 +50,21 @@ def remove_at(parent: int, name: str) -> None:
         _quietly(os.rmdir, name, dir_fd=parent)
         return
     try:
+        _empty(top, keep=OWNER_FILE)
+        _quietly(os.unlink, OWNER_FILE, dir_fd=top)
         _empty(top)
     finally:
         os.close(top)
     _quietly(os.rmdir, name, dir_fd=parent)
 
 
-def _empty(top: int) -> None:
-    """Empty the open folder top, flattening subfolders into it; bounded by MAX_ENTRIES renames and unlinks."""
+def _empty(top: int, keep: str | None = None) -> None:
+    """Empty the open folder top, but for the file `keep`, flattening subfolders into it; bounded by MAX_ENTRIES
+    renames and unlinks."""
     budget, counter, before = MAX_ENTRIES, 0, None
     while budget > 0:
         try:
-            names = os.listdir(top)
+            names = [name for name in os.listdir(top) if name != keep]
         except OSError:
             return
         if not names or names == before:  # empty, or nothing more can go (what is left, stays)

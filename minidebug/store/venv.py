@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WorkspaceError
+from ..sandbox.reaper import owned_temp_dir
 from .interpreters import find_python, interpreter_identity
 from .locks import file_lock
 from .reasons import SetupError, shown
@@ -95,6 +96,10 @@ def invalidate(venv: Path) -> None:
         (venv / COMPLETE_MARKER).unlink(missing_ok=True)
 
 
+PIP_SCRATCH = ".pip-tmp"
+SETUP_PREFIX = "minidebug-setup-"  # the temp folder of a project's install commands
+
+
 def _build(venv: Path, python: str, requirements: list[str]) -> None:
     from virtualenv import cli_run
 
@@ -113,7 +118,13 @@ def _build(venv: Path, python: str, requirements: list[str]) -> None:
         if seeded is None or seeded.returncode != 0:
             raise WorkspaceError(f"could not create a virtualenv with {python}: {exc}") from exc
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    result = subprocess.run(pip + requirements, capture_output=True, text=True, timeout=1800)
+    scratch = venv / PIP_SCRATCH  # pip's temp folders inside the venv, removed with a build cut short
+    scratch.mkdir()
+    try:
+        result = subprocess.run(pip + requirements, capture_output=True, text=True, timeout=1800,
+                                env={**os.environ, "TMPDIR": str(scratch)})
+    finally:
+        remove_tree(scratch)
     if result.returncode != 0:
         raise SetupError.of(f"pip install {shown(' '.join(requirements))}", result.stdout + result.stderr,
                             result.returncode)
@@ -225,14 +236,14 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
         SetupError: a command failed: which, and the first line of its output that says why.
     """
     import shlex
-    import tempfile
 
     from ..sandbox import process
     from ..sandbox.confinement import Confinement
     from ..tasks.spec import Limits
 
     limits = Limits()
-    with tempfile.TemporaryDirectory(prefix="minidebug-setup-") as scratch:
+    scratch = owned_temp_dir(SETUP_PREFIX)  # a killed build's is `minidebug gc`'s to remove
+    try:
         passed = {k: os.environ[k] for k in SETUP_PASSED_ON if k in os.environ}
         # unbuffered, a Python step's output keeps the order it was written in: its last line is its last word
         env = process.episode_environ(venv, Path(scratch), Path(scratch), {**passed, "PYTHONUNBUFFERED": "1"})
@@ -249,6 +260,8 @@ def _setup(venv: Path, commands: Sequence[str], cwd: Path | None) -> None:
                     raise SetupError.of(f"setup command `{shown(command)}`", output, result.returncode)
         finally:
             confinement.close()
+    finally:
+        remove_tree(scratch)
 
 
 @cache

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from ..errors import ToolError, WorkspaceError
-from ..sandbox.reaper import write_owner
+from ..sandbox.reaper import owned_temp_dir
 from ..store.cache import PreparedTask
 from ..store.gitcmd import git
 from ..store.locks import file_lock
@@ -39,7 +39,7 @@ class Workspace:
         self.task = task
         self.prepared = prepared
         self.harness = task.harness.with_test_files(frozenset(prepared.test_files))
-        self.dir = Path(tempfile.mkdtemp(prefix=EPISODE_PREFIX)).resolve()
+        self.dir = owned_temp_dir(EPISODE_PREFIX)
         self.root = self.dir / f"work-{self.dir.name[len(EPISODE_PREFIX):]}"
         self.home = self.dir / "home"
         self.tmp = self.dir / "tmp"
@@ -50,7 +50,6 @@ class Workspace:
         try:
             self.home.mkdir()
             self.tmp.mkdir()
-            write_owner(self.dir)
             with self._admin_lock():
                 git(prepared.bare_repo, "worktree", "add", "--quiet", "--detach", str(self.root), prepared.base_commit)
             # Read once, now, while only we have touched it: later, the worktree's `.git` is the agent's.
