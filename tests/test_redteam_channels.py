@@ -16,7 +16,7 @@ import pytest
 
 from minidebug.scoring.timing import buckets, padding
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
-from tests.test_redteam import bash, evaluate, needs_bwrap, needs_landlock
+from tests.test_redteam import bash, evaluate, needs_bwrap, needs_landlock, write
 
 SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), pytest.param("landlock", marks=needs_landlock)]
 
@@ -208,3 +208,28 @@ def test_under_bwrap_the_machines_counters_move_for_no_program(make_env, two_tas
     bash(sender, "python -c \"import os\nfor i in range(30000):\n    os.path.exists('/usr/lib/no-such-%d' % i)\"")
     assert bash(receiver, read) == before
     assert before.split()[-2:] == ["devices", "fs"], before
+
+
+TIMER_SLACK = r"""
+import ctypes, threading, time
+ctypes.CDLL(None).prctl(29, 123456789, 0, 0, 0)  # PR_SET_TIMERSLACK: a width another program could read
+threading.Thread(target=time.sleep, args=(3,)).start()
+time.sleep(0.5)
+"""
+
+
+@needs_bwrap
+def test_under_bwrap_no_file_of_the_machine_is_live_in_proc(make_env, two_tasks):
+    """Every file of /proc's top level that is the machine's is a frozen copy or empty, every such folder empty:
+    a program's timer slack (shown in /proc/timer_list, to a program run by root) reaches no other program."""
+    sender, receiver = (make_env(task, bash=True, sandbox="bwrap") for task in two_tasks)
+    sender.reset()
+    receiver.reset()
+    write(sender, "slack.py", TIMER_SLACK)
+    read = ("wc -c < /proc/timer_list; wc -c < /proc/locks; ls /proc/irq /proc/driver | wc -l; "
+            "head -c 40 /proc/version | wc -c")
+    before = bash(receiver, read)
+    bash(sender, "python slack.py & sleep 1; cat /proc/timer_list | wc -c")
+    assert bash(receiver, read) == before
+    assert before.split()[:3] == ["0", "0", "3"], before  # `ls` of two empty folders: their two headers, a line
+    assert before.split()[3] == "40", before  # what describes the machine is there, as a copy

@@ -180,7 +180,7 @@ def run(fd, settings):
         _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", [])
                                       + (["runpy"] if script else []), learned)
     from minidebug_shadow import guard
-    from minidebug_watch import Watch
+    from minidebug_watch import Watch, hide_ctypes
 
     guard(settings.get("agent_created", []), os.getcwd(), flag)  # before the watch takes the import system's state
 
@@ -205,6 +205,7 @@ def run(fd, settings):
     else:
         plugin, recorded, holders = recorder(stream, flag)
     watch.protect(send, stream, flag, *holders, *_AHEAD_HOOKS)
+    hide_ctypes()
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
         if unittest_runner:

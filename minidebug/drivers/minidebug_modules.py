@@ -23,6 +23,9 @@ _type_dict = type.__dict__["__dict__"].__get__
 _NO_NAMESPACE = types.MappingProxyType({})
 
 
+RAW_MEMORY = ("ctypes", "_ctypes")  # modules whose calls read and write any memory, code objects' included
+
+
 def class_namespace(klass):
     """A class's own namespace, read past any lookup of its own (`vars()` would ask the class); empty for what
     only claims to be a class (`list[int]` on Python 3.9) and for the few built-in classes that have none to
@@ -229,8 +232,8 @@ def agent_values(modules, judge, before, tree):
     found, classes, function, is_instance, is_ = [], {}, _FUNCTION, _is, operator.is_
     tree = tree.rstrip("/") + "/"
     for name, module in modules:
-        if name == "sys" or not is_instance(module, _MODULE):
-            continue
+        if name == "sys" or name.partition(".")[0] in RAW_MEMORY or not is_instance(module, _MODULE):
+            continue  # ctypes: out of sys.modules when the run starts, any import of it judged (minidebug_watch)
         copy, namespace = before.get(name, {}), _module_dict(module)
         classes.update(classes_in(name, copy))
         if len(namespace) == len(copy) and all(map(is_, list(namespace.values()), copy.values())):

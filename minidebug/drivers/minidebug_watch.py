@@ -34,8 +34,8 @@ import types
 from minidebug_identity import Genuine, namespace_of_exec
 from minidebug_pristine import HOOKS, Pristine, poisoned_caches
 from minidebug_writes import Writes, deferred_calls
-from minidebug_modules import (ModuleState, agent_code, agent_values, class_file, class_namespace, classes_in,
-                               protected_names, unwrapped)
+from minidebug_modules import (RAW_MEMORY, ModuleState, agent_code, agent_values, class_file, class_namespace,
+                               classes_in, protected_names, unwrapped)
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -61,6 +61,15 @@ _EVENTS = {
 _FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")
 GUARDED = ("_pytest", "pytest", "pluggy", "builtins", "minidebug_eval", "minidebug_watch", "__main__")
 _LOOKED_THROUGH = ("inspect.py", "traceback.py")
+
+
+def hide_ctypes():
+    """Take ctypes out of sys.modules before the project's code runs, after the driver's own last use of it: a
+    foreign function's call (`ctypes.memmove` over a test's code object, say) raises no audit event, but an
+    import that must load the module again does, and the watch judges who asked for it. (The driver keeps
+    the references it holds.)"""
+    for name in [name for name in sys.modules if name.partition(".")[0] in RAW_MEMORY]:
+        del sys.modules[name]
 vars_of = types.ModuleType.__dict__["__dict__"].__get__  # a module's namespace, never by its class's lookup
 _RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})  # class attributes pytest itself adds
 
@@ -446,9 +455,14 @@ def _hook(judge, report, fd, protected, genuine, tree):
                     finally:
                         busy.clear()
                 return
-            if event[:7] != "ctypes.":
+            if event == "import":  # ctypes is out of sys.modules when the run starts (see hide_ctypes)
+                if not (args and is_instance(args[0], str) and args[0].partition(".")[0] in RAW_MEMORY):
+                    return
+                entry = ("stack", f"imports {args[0]} (raw memory and C functions)")
+            elif event[:7] != "ctypes.":
                 return
-            entry = ("caller", f"uses ctypes ({event})")
+            else:
+                entry = ("caller", f"uses ctypes ({event})")
         if busy:
             return
         busy.append(1)

@@ -6,7 +6,13 @@ slab use, pages and I/O (`/proc/meminfo`, `/proc/vmstat`, `/proc/stat`), the loa
 them as they are, so one program could move a count and a later one (of the same episode, after an eval's
 scored run; or of another episode) read it: a message. Under bwrap each of them is a copy taken when the
 confinement started its first program, the same for every program it starts, bound read-only over the
-sandbox's /proc. (`/sys` has such counters too: programs see only its CPU folders, see mounts.py.)
+sandbox's /proc. So is what describes the machine (`cpuinfo`, `version`, ...). Every other file of /proc's top
+level that is the machine's rather than a process's (`timer_list`, whose timer ranges show another program's
+timer slack; `locks`, `keys`, `cgroups`, and whatever a newer kernel adds) is an empty file there, and every
+such folder (`irq`, `driver`, `tty`, ...) an empty folder: what is not known to be still is not shown at all.
+The processes' own folders, `self`, and the folders of the sandbox's own namespaces (`net`, `sysvipc`) stay;
+`sys` is bound read-only with its counters frozen, and `pressure` holds only frozen copies. (`/sys` has such
+counters too: programs see only its CPU folders, see mounts.py.)
 """
 
 from __future__ import annotations
@@ -20,6 +26,23 @@ COUNTERS = ("meminfo", "stat", "vmstat", "loadavg", "zoneinfo", "buddyinfo", "pa
             "interrupts", "softirqs", "schedstat", "slabinfo", "swaps", "sys/fs/dentry-state",
             "sys/fs/inode-state", "sys/fs/inode-nr", "sys/fs/file-nr", "sys/kernel/random/entropy_avail",
             "pressure/cpu", "pressure/io", "pressure/memory", "pressure/irq")
+DESCRIPTIONS = ("cpuinfo", "version", "filesystems", "cmdline", "crypto", "devices", "partitions", "misc",
+                "execdomains", "consoles")  # what describes the machine: copied too, as programs read them
+KEPT = ("self", "thread-self", "net", "mounts", "sys", "sysvipc", "pressure", "uptime")  # see the docstring
+
+
+def machine_entries(proc: str = "/proc") -> tuple[list[str], list[str]]:
+    """(files, folders) of `proc`'s top level that are the machine's and neither copied nor kept."""
+    files, folders = [], []
+    for entry in sorted(os.listdir(proc)):
+        path = os.path.join(proc, entry)
+        if entry.isdigit() or entry in KEPT or entry in COUNTERS or entry in DESCRIPTIONS or os.path.islink(path):
+            continue
+        if os.path.isdir(path):
+            folders.append(entry)
+        elif os.path.isfile(path):
+            files.append(entry)
+    return files, folders
 
 
 class FrozenCounters:
@@ -30,7 +53,7 @@ class FrozenCounters:
         self.dir = owned_temp_dir(PREFIX)
         self._binds: list[str] = []
         try:
-            for index, name in enumerate(COUNTERS):
+            for index, name in enumerate(COUNTERS + DESCRIPTIONS):
                 try:
                     with open(f"/proc/{name}", "rb") as source:
                         data = source.read(1 << 20)
@@ -40,6 +63,16 @@ class FrozenCounters:
                 copy.write_bytes(data)
                 copy.chmod(0o444)
                 self._binds += ["--ro-bind", str(copy), f"/proc/{name}"]
+            empty_file, empty_folder = self.dir / "empty", self.dir / "empty.d"
+            empty_file.write_bytes(b"")
+            empty_file.chmod(0o444)
+            empty_folder.mkdir()
+            empty_folder.chmod(0o555)
+            files, folders = machine_entries()
+            for name in files:
+                self._binds += ["--ro-bind", str(empty_file), f"/proc/{name}"]
+            for name in folders:
+                self._binds += ["--ro-bind", str(empty_folder), f"/proc/{name}"]
         except BaseException:
             self.close()
             raise
