@@ -85,6 +85,6 @@ class FrozenCounters:
         """Remove the folder (the owner file last). Idempotent."""
         with shielded():
             for entry in sorted(os.listdir(self.dir) if self.dir.is_dir() else [], key=lambda name: name == OWNER_FILE):
-                os.unlink(self.dir / entry)
+                (os.rmdir if (self.dir / entry).is_dir() else os.unlink)(self.dir / entry)  # the empty folder
             if self.dir.is_dir():
                 os.rmdir(self.dir)
