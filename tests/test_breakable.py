@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from minidebug.taskcheck.breakable import changed_regions, executable_lines, probe_line, probe_lines, scopes
+from minidebug.taskcheck.breakable import changed_regions, probe_lines, scopes
 from minidebug.taskcheck.check import check_task
 from minidebug.tasks.patch import parse_patch
 from minidebug.tasks.task import load_task
@@ -46,16 +46,17 @@ def patch(hunk_header, body):
 
 
 def probe(file_patch):
-    return probe_line(scopes(SOURCE), changed_regions(file_patch))
+    (line,) = probe_lines(scopes(SOURCE), changed_regions(file_patch))
+    return line
 
 
-def test_executable_lines_come_from_the_line_tables():
-    lines = executable_lines(SOURCE)
+def test_the_scopes_lines_come_from_the_line_tables():
+    lines = set().union(*(scope.lines for scope in scopes(SOURCE)))
     assert line_of("    result = a - b") in lines and line_of("        return amount * self.rate") in lines
     for text in ['    """Add them."""', "    # the bug is below", "", '"""A module docstring."""', "          b):"]:
         assert line_of(text) not in lines, text
     with pytest.raises(SyntaxError):
-        executable_lines("def broken(:\n")
+        scopes("def broken(:\n")
 
 
 @pytest.mark.parametrize("shape, header, body, expected", [
@@ -88,11 +89,11 @@ def test_one_probe_per_changed_region():
     assert probe_lines(scopes(SOURCE), changed_regions(file_patch)) == [15, 16, 24]
 
 
-def test_a_later_hunk_with_code_wins_over_an_earlier_one_without():
+def test_a_region_without_code_is_probed_at_the_code_nearest_to_it():
     file_patch = parse_patch("--- a/m.py\n+++ b/m.py\n@@ -13,1 +13,1 @@\n-    # the bug is below\n+    # x\n"
                              "@@ -24,1 +24,1 @@\n-        return amount * self.rate\n+        return amount * 2\n")[0]
     assert changed_regions(file_patch) == [(13, 13), (24, 24)]
-    assert probe(file_patch) == 24
+    assert probe_lines(scopes(SOURCE), changed_regions(file_patch)) == [line_of("    result = a - b"), 24]
 
 
 COMMENTED = {

@@ -8,7 +8,7 @@ import pytest
 
 from minidebug.sandbox.choose import landlock_works
 from minidebug.store import manifest
-from minidebug.store.treeguard import FINGERPRINT_SUFFIX, TreeGuard, fingerprint, record
+from minidebug.store.treeguard import FINGERPRINT_SUFFIX, TreeGuard, record
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 
@@ -41,7 +41,9 @@ def test_times_set_to_now_or_back_leave_the_tree_intact(tree):
     os.utime(tree / "lib", None)
     assert after() == (True, True)
     # the record follows: the next process need not read the files again
-    assert tree.with_name(tree.name + FINGERPRINT_SUFFIX).read_text() == fingerprint(tree)
+    recorded = tree.with_name(tree.name + FINGERPRINT_SUFFIX).read_text()
+    record(tree)  # as the tree is now
+    assert tree.with_name(tree.name + FINGERPRINT_SUFFIX).read_text() == recorded
 
 
 def test_times_set_past_what_inotify_queues_leave_the_tree_intact(tree):
@@ -100,7 +102,8 @@ def test_a_tree_recorded_without_a_manifest_gets_one_while_it_matches_its_finger
 
 
 def record_fingerprint_only(top):
-    top.with_name(top.name + FINGERPRINT_SUFFIX).write_text(fingerprint(top))
+    record(top)
+    top.with_name(top.name + manifest.SUFFIX).unlink()
 
 
 def test_a_write_undone_again_is_a_change_where_it_was_seen(tree):

@@ -101,10 +101,3 @@ class ToolCall:
         from .textcalls import parse_text
 
         return [cls.parse(call) for call in parse_text(text, schemas)]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The call as plain JSON-ready data."""
-        data: dict[str, Any] = {"name": self.name, "arguments": dict(self.arguments)}
-        if self.id is not None:
-            data["id"] = self.id
-        return data

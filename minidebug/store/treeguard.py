@@ -62,14 +62,8 @@ def walk_folders(top: Path, ignore: tuple[str, ...] = ()) -> list[str]:
     return folders
 
 
-def fingerprint(venv: Path, ignore: tuple[str, ...] = ()) -> str:
-    """A hash of the name, type, size, mtime and ctime of every entry below a tree (links not followed; the
-    top-level names in `ignore` left out); OVER_LIMIT for a tree past MAX_DEPTH or MAX_ENTRIES."""
-    entries = manifest.stat_entries(venv, ignore, MAX_DEPTH, MAX_ENTRIES)
-    return OVER_LIMIT if entries is None else _hash(entries)
-
-
 def _hash(entries: list[tuple[str, os.stat_result | None]]) -> str:
+    """A hash of the name, type, size, mtime and ctime of every entry below a tree (see `record`)."""
     rows = [(path, -1, -1, -1, -1) if info is None else
             (path, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns) for path, info in entries]
     return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()

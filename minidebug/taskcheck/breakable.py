@@ -1,8 +1,8 @@
 """Which line of a changed region a debugger can stop on, read from the compiled code's line tables.
 
 A gold patch's first changed line is often no place for a breakpoint: a blank line, a comment, a docstring, a
-decorator's continuation, or nothing at all when the patch only inserts lines. `probe_line` picks the line
-that executes nearest to the change.
+decorator's continuation, or nothing at all when the patch only inserts lines. `probe_lines` picks, per changed
+region, the line that executes nearest to the change.
 """
 
 from __future__ import annotations
@@ -46,15 +46,6 @@ def scopes(source: str, filename: str = "<probe>") -> list[Scope]:
     return found
 
 
-def executable_lines(source: str, filename: str = "<probe>") -> set[int]:
-    """Every line that has bytecode, in the module and every function and class body it defines.
-
-    Raises:
-        SyntaxError: the source does not compile.
-    """
-    return set().union(*(scope.lines for scope in scopes(source, filename)))
-
-
 def changed_regions(file_patch: FilePatch) -> list[tuple[int, int]]:
     """The old file's lines each change touches, as (first, last): one region per run of removed and added
     lines between context lines. A run that only adds lines changes the place between two old lines: the
@@ -81,23 +72,13 @@ def changed_regions(file_patch: FilePatch) -> list[tuple[int, int]]:
 
 
 def probe_lines(found: list[Scope], regions: list[tuple[int, int]]) -> list[int]:
-    """One line to stop on per changed region, in order and without repeats (see `probe_line`)."""
-    lines = set().union(*(scope.lines for scope in found)) if found else set()
-    chosen = [_line_for(found, lines, region) for region in regions]
-    return list(dict.fromkeys(line for line in chosen if line is not None))
-
-
-def probe_line(found: list[Scope], regions: list[tuple[int, int]]) -> int | None:
-    """The line to stop on: the first executable line inside a changed region (the regions in order); else, for
-    the first region, the nearest line run by the innermost function or class around it (so a changed docstring
+    """One line to stop on per changed region, in order and without repeats: the first executable line inside
+    the region; else the nearest line run by the innermost function or class around it (so a changed docstring
     or comment in a function is probed in that function's body, not at its `def`), else the nearest line at all.
     A later line wins a tie: the code after a change runs after it."""
     lines = set().union(*(scope.lines for scope in found)) if found else set()
-    for first, last in regions:
-        inside = sorted(line for line in lines if first <= line <= last)
-        if inside:
-            return inside[0]
-    return _line_for(found, lines, regions[0]) if regions else None
+    chosen = [_line_for(found, lines, region) for region in regions]
+    return list(dict.fromkeys(line for line in chosen if line is not None))
 
 
 def _line_for(found: list[Scope], lines: set[int], region: tuple[int, int]) -> int | None:

@@ -23,7 +23,6 @@ from ..sandbox import process
 if TYPE_CHECKING:
     from ..sandbox.confinement import Confinement
 
-DRIVER_DIR = Path(__file__).resolve().parents[1] / "drivers"
 MAX_REPLY = 200_000  # characters of one reply kept (head and tail)
 LINE = 1024  # characters per line of the breakpoints' JSON sent to the driver
 MAX_COMMAND = 4095  # bytes of one command: what a terminal keeps of one line
