@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from ..core.calls import ToolCall
 from ..core.trajectory import Exchange
+from ..errors import UsageError
 
 AGENTS: dict[str, str] = {
     "oracle": "minidebug.agents.oracle:OracleAgent",
@@ -43,6 +44,6 @@ def load_agent(name: str) -> type[Agent]:
     if name not in AGENTS:
         close = difflib.get_close_matches(name, list(AGENTS), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown agent {name!r}.{hint} Available: {', '.join(AGENTS)}")
+        raise UsageError(f"unknown agent {name!r}.{hint} Available: {', '.join(AGENTS)}")
     module, _, attr = AGENTS[name].partition(":")
     return getattr(import_module(module), attr)

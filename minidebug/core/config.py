@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..errors import UsageError
 from ..tools import DEFAULT_TOOLS, TOOLS, unknown_tool_message
 from ..tools.strategies import parse_strategy
 from .budget import DEFAULT_ENCODING
@@ -84,5 +85,5 @@ class EnvConfig(BaseModel):
     def _known(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
         for name in tools:
             if name not in TOOLS:
-                raise ValueError(unknown_tool_message(name, TOOLS))
+                raise UsageError(unknown_tool_message(name, TOOLS))
         return tools

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
+from ..errors import UsageError
 from ..sandbox.choose import require
 from ..scoring.warm_pool import WarmPool
 from ..tasks.spec import Limits
@@ -103,7 +104,7 @@ def make(
         limits = type(loaded.spec.limits).model_validate({**loaded.spec.limits.model_dump(), **overrides})
         env_config = EnvConfig(**config)
     except ValidationError as exc:
-        raise ValueError(_bad_options(exc, {**overrides, **config})) from None
+        raise UsageError(_bad_options(exc, {**overrides, **config})) from None
     require(env_config.sandbox)  # an explicit sandbox that cannot run fails at make(), not at the first reset()
     return DebugEnv(loaded, limits, env_config, warm_pool)
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, TypeAdapter, ValidationError, model_serializer
 
-from ..errors import MinidebugError
+from ..errors import MinidebugError, UsageError
 from .calls import ToolCall
 
 FORMAT = 2  # the trajectory format this version writes, and the newest it reads
@@ -298,7 +298,7 @@ def trajectories(runs: Iterable[Path]) -> Iterator[tuple[Path, Trajectory]]:
     for run in runs:
         run = Path(run)
         if not run.exists():
-            raise ValueError(f"{run}: no such run folder or trajectory")
+            raise UsageError(f"{run}: no such run folder or trajectory")
         for path in sorted(run.glob("*.jsonl")) if run.is_dir() else [run]:
             trajectory = Trajectory.of(read_trajectory(path))
             if trajectory is not None:

@@ -36,7 +36,7 @@ from inspect_ai.tool import Tool, ToolDef, ToolError as InspectToolError, ToolPa
 from inspect_ai.util import ExecResult, SandboxEnvironment, sandbox, sandboxenv, store
 from pydantic import BaseModel
 
-from ..errors import MinidebugError, ToolError, WorkspaceError
+from ..errors import MinidebugError, ToolError, UsageError, WorkspaceError
 from ..store.gitcmd import git
 from ..workspace.safefs import read_entry, write_file
 from .strategy_check import adapter_strategy
@@ -94,7 +94,7 @@ class MinidebugSandbox(SandboxEnvironment):
         settings = config if isinstance(config, MinidebugSandboxConfig) else MinidebugSandboxConfig()
         name = metadata.get(METADATA_KEY) or settings.task
         if not name:
-            raise ValueError(f"the minidebug sandbox needs a task: sample metadata {METADATA_KEY!r} or config task")
+            raise UsageError(f"the minidebug sandbox needs a task: sample metadata {METADATA_KEY!r} or config task")
         env = make(name, terminate_on_success=False, **settings.make_options())
         try:
             introduction, _ = await asyncio.to_thread(env.reset, seed=0)
@@ -240,7 +240,7 @@ def debugging_tools(names: tuple[str, ...] = TOOLS) -> list[Tool]:
 
     for name in names:
         if name not in REGISTRY:
-            raise ValueError(unknown_tool_message(name, REGISTRY))
+            raise UsageError(unknown_tool_message(name, REGISTRY))
     schemas = tool_schemas([load_tool(name) for name in names], "anthropic")
     return [_as_inspect_tool(schema["name"], schema) for schema in schemas]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ..errors import UsageError
 from .strategy_check import adapter_strategy
 
 RESET_TOOL = "reset"
@@ -22,7 +23,7 @@ def build_server(env: Any):
         import mcp_types as types
         from mcp.server import Server
     except ImportError:
-        raise RuntimeError("the MCP server needs the mcp SDK: pip install 'minidebug[mcp]'") from None
+        raise UsageError("the MCP server needs the mcp SDK: pip install 'minidebug[mcp]'") from None
 
     lock = asyncio.Lock()
 

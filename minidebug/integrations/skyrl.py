@@ -23,6 +23,7 @@ from skyrl_gym.envs import register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from ..core.textcalls import FORMATS_HELP
+from ..errors import UsageError
 from .strategy_check import adapter_strategy
 from .text_turns import TextTurns
 
@@ -43,7 +44,7 @@ class MinidebugTextEnv(BaseTextEnv):
         super().__init__()
         extras = dict(extras or {})
         if "task" not in extras:
-            raise ValueError('a minidebug row needs extras["task"]: a task folder path or bundled task name')
+            raise UsageError('a minidebug row needs extras["task"]: a task folder path or bundled task name')
         defaults = dict((env_config or {}).get("make", {}) or {})
         self.make_options = {**defaults, **dict(extras.get("make") or {})}
         adapter_strategy(self.make_options.get("strategy", "debug"), "the SkyRL adapter")
@@ -65,7 +66,7 @@ class MinidebugTextEnv(BaseTextEnv):
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         if self.turns_played is None:
-            raise RuntimeError("call init() before step()")
+            raise UsageError("call init() before step()")
         turn = self.turns_played.play(action)
         self.turns = self.turns_played.turns
         return BaseTextEnvStepOutput(observations=[{"role": "user", "content": turn.observation}],

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.calls import ToolCall
-from ..errors import ToolError
+from ..errors import ToolError, UsageError
 
 REWARDS = ("solved", "fraction")
 
@@ -43,7 +43,7 @@ class TextTurns:
 
     def __init__(self, env: Any, reward: str = "solved"):
         if reward not in REWARDS:
-            raise ValueError(f"unknown reward {reward!r}; choose one of {', '.join(REWARDS)}")
+            raise UsageError(f"unknown reward {reward!r}; choose one of {', '.join(REWARDS)}")
         self.env = env
         self.kind = reward
         self.turns = 0

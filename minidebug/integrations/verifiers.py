@@ -36,6 +36,7 @@ from typing import Annotated, Any, Optional
 import verifiers.v1 as vf
 from pydantic import Field
 
+from ..errors import UsageError
 from .strategy_check import FIXED_TOOLS, adapter_strategy
 
 TASKSET_ID = "minidebug_tasks"
@@ -181,7 +182,7 @@ def task_paths(specs: list[str]) -> list[str]:
         elif any(ch in spec for ch in "*?["):
             matches = sorted(p for p in glob.glob(spec) if Path(p).is_dir())
             if not matches:
-                raise ValueError(f"no task folder matches {spec!r}")
+                raise UsageError(f"no task folder matches {spec!r}")
             found += matches
         else:
             found.append(spec)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import UsageError
 from .data import Episode, Report, load
 from .paired import MIN_PAIRS, TOO_FEW, verdicts
 from .text import text_summary
@@ -35,7 +36,7 @@ def build_report(runs: list[Path], out: Path) -> Report:
     try:
         import jinja2
     except ImportError:
-        raise RuntimeError("reports need jinja2 and matplotlib: pip install 'minidebug[report]'") from None
+        raise UsageError("reports need jinja2 and matplotlib: pip install 'minidebug[report]'") from None
     from . import plots
 
     report = load([Path(run) for run in runs])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.trajectory import Trajectory, trajectories
+from ..errors import UsageError
 
 MAX_OBSERVATION_CHARS = 20_000  # per step in an episode page; the trajectory keeps the whole text
 DEBUG_TOOLS = ("pdb", "trace", "inspect")
@@ -134,7 +135,7 @@ def load(runs: list[Path]) -> Report:
         for path, trajectory in trajectories([run]):
             episodes.append(_episode(f"e{len(episodes)}", label, path.stem, trajectory))
     if not episodes:
-        raise ValueError(f"no complete trajectory in {', '.join(map(str, runs))} (run with --out to record them)")
+        raise UsageError(f"no complete trajectory in {', '.join(map(str, runs))} (run with --out to record them)")
     arm_info = _arms(episodes, labels)
     by_key = {(info.model, info.strategy, info.run): arm for arm, info in arm_info.items()}
     for episode in episodes:

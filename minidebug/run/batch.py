@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.trajectory import ResultRecord, read_result
+from ..errors import UsageError
 from ..tasks.task import Task
 from .episode import EpisodeResult, EpisodeSpec
 from .workers import LocalWorkers, run_spec
@@ -65,7 +66,7 @@ def _ray(specs: list[EpisodeSpec], jobs: int, address: str | None) -> Iterator[t
     try:
         import ray
     except ImportError:
-        raise RuntimeError("the ray backend needs Ray: pip install 'minidebug[ray]'") from None
+        raise UsageError("the ray backend needs Ray: pip install 'minidebug[ray]'") from None
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address, num_cpus=None if address else jobs, include_dashboard=False,
@@ -98,7 +99,7 @@ def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int |
     """
     jobs = max(1, jobs or os.cpu_count() or 1)
     if backend not in ("process", "ray"):
-        raise ValueError(f"unknown backend {backend!r}; choose 'process' or 'ray'")
+        raise UsageError(f"unknown backend {backend!r}; choose 'process' or 'ray'")
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     if not specs:

@@ -407,7 +407,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `minidebug report --text | head`: the reader has gone, so has our output
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (MinidebugError, ValueError, RuntimeError, OSError) as exc:  # OSError: a file named that is not there
+    except MinidebugError as exc:  # what the user got wrong or this machine lacks: one line
+        print(f"minidebug: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.filename is None:  # not a file the command line named: a bug of ours, with its traceback
+            raise
         print(f"minidebug: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.trajectory import HeaderRecord, StepRecord, read_trajectory
+from ..errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def replay(path: Path, cache_dir: Path | None = None) -> tuple[list[Mismatch], l
     records = read_trajectory(Path(path))
     header = records[0] if records else None
     if not isinstance(header, HeaderRecord):
-        raise ValueError(f"{path}: no header line; not a minidebug trajectory")
+        raise UsageError(f"{path}: no header line; not a minidebug trajectory")
     recorded_path = header.task_path
     task = load_task(recorded_path if recorded_path and Path(recorded_path).is_dir() else header.task)
     warnings = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import UsageError
 from .base import Tool
 
 PROVIDERS = ("openai", "anthropic")
@@ -32,7 +33,7 @@ def tool_schemas(tools: list[Tool], provider: str) -> list[dict[str, Any]]:
         ValueError: unknown provider.
     """
     if provider not in PROVIDERS:
-        raise ValueError(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
+        raise UsageError(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
     schemas = []
     for tool in tools:
         properties, required = _properties(tool)

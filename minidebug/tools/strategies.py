@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import UsageError
+
 DEBUG_TOOLS = ("pdb", "trace", "inspect")
 _AFTER = re.compile(r"debug-after[:-]([0-9]+)")
 
@@ -56,6 +58,6 @@ def parse_strategy(name: str) -> Strategy:
     if match:
         edits = int(match.group(1))
         if edits < 1:
-            raise ValueError("debug-after-N needs N >= 1 (debug-after-0 is the 'debug' strategy)")
+            raise UsageError("debug-after-N needs N >= 1 (debug-after-0 is the 'debug' strategy)")
         return Strategy(f"debug-after-{edits}", withheld=True, unlock_after_edits=edits)
-    raise ValueError(f"unknown strategy {text[:60]!r}; choose rewrite, debug or debug-after-N (e.g. debug-after-3)")
+    raise UsageError(f"unknown strategy {text[:60]!r}; choose rewrite, debug or debug-after-N (e.g. debug-after-3)")

@@ -3,6 +3,7 @@ after enough edits, or by a caller), and back to the start at each reset."""
 
 from __future__ import annotations
 
+from ..errors import UsageError
 from . import TOOLS, load_tool, unknown_tool_message
 from .base import Tool
 from .strategies import Strategy
@@ -30,7 +31,7 @@ class Toolbox:
         """
         for name in names:
             if name not in TOOLS:
-                raise ValueError(unknown_tool_message(name, TOOLS))
+                raise UsageError(unknown_tool_message(name, TOOLS))
         added = [name for name in dict.fromkeys(names) if name not in self.tools]
         for name in added:
             self.tools[name] = load_tool(name)
