@@ -14,11 +14,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .core.calls import ToolCall
-from .errors import MinidebugError, TaskError, ToolError, WorkspaceError
+from .errors import MinidebugError, TaskError, ToolError, UsageError, WorkspaceError
 
 if TYPE_CHECKING:
     from .core.config import EnvConfig
     from .core.env import DebugEnv
+    from .core.interface import Env
     from .core.make import make
     from .tasks.spec import Limits
     from .tasks.task import Task, load_task
@@ -28,10 +29,11 @@ __version__ = "0.1.0"
 
 _LAZY = {"make": "minidebug.core.make", "DebugEnv": "minidebug.core.env", "EnvConfig": "minidebug.core.config",
          "Task": "minidebug.tasks.task", "Limits": "minidebug.tasks.spec", "load_task": "minidebug.tasks.task",
-         "ToolOutput": "minidebug.tools.output", "WarmPool": "minidebug.scoring.warm_pool"}
+         "ToolOutput": "minidebug.tools.output", "WarmPool": "minidebug.scoring.warm_pool",
+         "Env": "minidebug.core.interface"}
 
-__all__ = ["make", "load_task", "DebugEnv", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits", "WarmPool",
-           "MinidebugError", "TaskError", "WorkspaceError", "ToolError"]
+__all__ = ["make", "load_task", "DebugEnv", "Env", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits", "WarmPool",
+           "MinidebugError", "TaskError", "WorkspaceError", "ToolError", "UsageError"]
 
 
 def __getattr__(name: str) -> Any:

@@ -120,3 +120,26 @@ def test_tool_schemas(make_env, calc_task):
     assert anthropic["view"]["input_schema"]["properties"]["start"]["type"] == "integer"
     with pytest.raises(ValueError, match="unknown provider"):
         env.tool_schemas("cohere")
+
+
+def test_delta_rewards_sum_to_the_last_evals_fraction(make_env, calc_task):
+    env = make_env(calc_task, reward="delta", terminate_on_success=False)
+    env.reset()
+    rewards = [env.step({"name": "eval"})[1]]
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}})
+    rewards += [env.step({"name": "eval"})[1], env.step({"name": "eval"})[1]]
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": "a + b", "new": "a - b"}})
+    rewards.append(env.step({"name": "submit"})[1])
+    assert rewards == [0.5, 0.5, 0.0, -0.5] and sum(rewards) == 0.5  # the last eval: 1 of 2
+    env.reset()  # a new episode starts from 0 again
+    assert env.step({"name": "eval"})[1] == 0.5
+
+
+def test_reset_takes_no_options_and_any_seed(make_env, calc_task):
+    env = make_env(calc_task)
+    first, _ = env.reset(seed=1, options={})
+    assert env.reset(seed=2)[0] == first
+    with pytest.raises(minidebug.UsageError, match="no options"):
+        env.reset(options={"difficulty": 3})
+    with pytest.raises(ValueError, match="reward"):
+        make_env(calc_task, reward="sum")

@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import Any, Protocol
 
 from ..core.calls import ToolCall
+from ..core.interface import Env
 from ..core.trajectory import Exchange
 from ..errors import UsageError
 
@@ -24,7 +25,7 @@ class Agent(Protocol):
     """The whole interface an agent needs: every method the runner calls, each one required. A host
     framework never has to subclass anything of ours."""
 
-    def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+    def start(self, env: Env, observation: str, info: dict[str, Any]) -> None:
         """Called after reset with the first observation."""
 
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core.budget import Budget
 from ..core.calls import ToolCall
+from ..core.interface import Env
 from ..core.textcalls import FORMATS_HELP
 from ..core.trajectory import Exchange, ExchangeContext
 from ..errors import MinidebugError, ToolError
@@ -68,14 +69,14 @@ class LLMAgent:
         self._exchange: Exchange | None = None
         self._counter = Budget(10**12, 10**12)
 
-    def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+    def start(self, env: Env, observation: str, info: dict[str, Any]) -> None:
         self.env = env
         self.messages = [{"role": "system", "content": self.system_prompt(env)},
                          {"role": "user", "content": observation}]
         self._pending.clear()
         self._awaiting, self._recorded, self._exchange = None, 0, None
 
-    def system_prompt(self, env: Any) -> str:
+    def system_prompt(self, env: Env) -> str:
         """The strategy's template (or the user's file) with its fields filled in."""
         text = strategy_prompt(env.strategy, self.prompt)
         if self.tool_format == "text":

@@ -9,8 +9,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..core.calls import ToolCall
+from ..core.env import DebugEnv
+from ..core.interface import Env
 from ..core.trajectory import Exchange
-from ..errors import TaskError
+from ..errors import TaskError, UsageError
 from ..tasks.patch import FilePatch, parse_patch, place
 
 
@@ -61,7 +63,9 @@ def gold_edits(task: Any, base_text: Callable[[str], str | None]) -> list[ToolCa
 class OracleAgent:
     """Replays the gold patch: one edit per hunk, then eval, then submit."""
 
-    def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+    def start(self, env: Env, observation: str, info: dict[str, Any]) -> None:
+        if not isinstance(env, DebugEnv) or env.workspace is None:
+            raise UsageError("the oracle reads the pristine files of a started DebugEnv (reset() first)")
         self._plan = iter(gold_edits(env.task, env.workspace.base_text) + [ToolCall("eval"), ToolCall("submit")])
 
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.calls import ToolCall
+from ..core.interface import Env
 from ..core.trajectory import Exchange, StepRecord, read_trajectory
 from ..errors import MinidebugError
 
@@ -23,7 +24,7 @@ class ReplayAgent:
         self.recorded = [r for r in read_trajectory(Path(trajectory)) if isinstance(r, StepRecord)]
         self.actions = [r.action.to_call() for r in self.recorded]
 
-    def start(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+    def start(self, env: Env, observation: str, info: dict[str, Any]) -> None:
         self._next = iter(self.actions)
 
     def act(self, observation: str, info: dict[str, Any]) -> ToolCall:

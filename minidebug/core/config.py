@@ -69,6 +69,13 @@ class EnvConfig(BaseModel):
                     'fork in too, on a copy of the worktree (see [How it works](#how-it-works)); or "fresh", a new '
                     'interpreter per eval and per pdb start, in the worktree. Default None: the task\'s '
                     '`eval_mode`, else "fork".')
+    reward: Literal["fraction", "delta"] = Field(
+        "fraction",
+        description='What a step that ran eval (`eval` or `submit`) returns as its reward: "fraction", the fraction '
+                    'of the counted tests passing then (an episode\'s sum counts repeated evals: use the last '
+                    'one, or `info["score"]`), or "delta", that fraction less the one the episode\'s previous '
+                    "eval scored (0 before the first), so that the rewards of an episode sum to its last eval's "
+                    'fraction, as RL returns expect. Every other step returns 0. Default "fraction".')
     strategy: str = Field(
         "debug",
         description='Which debugging tools the agent starts with: "debug" (all of them), "rewrite" (no '

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
-from ..errors import MinidebugError, TaskError, ToolError, WorkspaceError
+from ..errors import MinidebugError, TaskError, ToolError, UsageError, WorkspaceError
 from ..sandbox import choose as sandbox
 from ..sandbox.confinement import Confinement
 from ..scoring.counted import counted_tests
@@ -55,8 +55,8 @@ class DebugEnv:
         self.limits = limits
         self.config = config
         self.strategy = parse_strategy(config.strategy)
-        self.toolbox = Toolbox(config.tools, self.strategy)
-        self.tools: dict[str, Tool] = self.toolbox.tools
+        self._toolbox = Toolbox(config.tools, self.strategy)
+        self.tools: dict[str, Tool] = self._toolbox.tools
         self.workspace: Workspace | None = None
         self.confinement: Confinement | None = None
         fork = (config.eval_mode or task.spec.eval_mode or "fork") == "fork"
@@ -68,7 +68,8 @@ class DebugEnv:
         self._done = False
         self._closed = False
         self._tampered = False
-        self.counted: tuple[str, ...] | None = None
+        self._last_fraction = 0.0  # of the episode's last eval, for reward="delta"
+        self._counted_ids: tuple[str, ...] | None = None
         self._lock = threading.RLock()
 
     # -- Gymnasium vocabulary --------------------------------------------------------------
@@ -76,8 +77,9 @@ class DebugEnv:
         """Start (or restart) the episode with the worktree at the task's base commit.
 
         Args:
-            seed: accepted for Gymnasium compatibility; episodes are deterministic.
-            options: unused; reserved.
+            seed: accepted for Gymnasium compatibility and changes nothing: an episode depends only on the
+                task and the agent's actions (pytest's hash seed is fixed).
+            options: must be None or empty (Gymnasium's wrappers pass `{}`); there are no reset options.
 
         Returns:
             The first observation (problem statement and tool list) and an info dict.
@@ -85,7 +87,10 @@ class DebugEnv:
         Raises:
             WorkspaceError: the worktree or venv could not be made.
             TaskError: the task's files are inconsistent.
+            UsageError: options were given.
         """
+        if options:
+            raise UsageError(f"reset() takes no options; got {sorted(options)}")
         with self._lock:
             return self._reset(seed)
 
@@ -113,7 +118,7 @@ class DebugEnv:
             self._tampered |= cache.restore_drivers(self.workspace.drivers)
         for tool in self.tools.values():  # before the files go back: pdb maps breakpoints to the base
             tool.reset(self._episode, self.config.keep_breakpoints)
-        self.toolbox.restore()
+        self._toolbox.restore()
         if not fresh:
             assert self.workspace is not None and self.confinement is not None, "a started episode has both"
             if self._tampered:
@@ -125,6 +130,7 @@ class DebugEnv:
             for tool in self.tools.values():
                 tool.warm_up(self._episode)
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
+        self._last_fraction = 0.0
         self._steps = 0
         self._done = False
         self._started = time.monotonic()
@@ -140,7 +146,11 @@ class DebugEnv:
 
         Returns:
             (observation, reward, terminated, truncated, info). A bad call gives an observation
-            starting with "error:" and sets info["error"]; the episode goes on.
+            starting with "error:" and sets info["error"]; the episode goes on. The reward is 0 unless the
+            step ran eval (`eval`, `submit`): then, with `reward="fraction"` (the default), the fraction of the
+            counted tests that passed (`info["score"]` / `info["max_score"]`), so an episode's sum counts
+            repeated evals; with `reward="delta"`, that fraction less the previous eval's, so an episode's
+            rewards sum to its last eval's fraction. `strict=True` scores an eval with a finding 0.
 
         Raises:
             MinidebugError: step() before reset() or after close().
@@ -174,9 +184,11 @@ class DebugEnv:
         if isinstance(output, str):
             output = ToolOutput(output)
         if extra.get("tool") == "edit" and "error" not in extra:
-            self.toolbox.edit_succeeded()
+            self._toolbox.edit_succeeded()
         if output.score is not None:
-            reward = output.score / output.max_score if output.max_score else 0.0
+            fraction = output.score / output.max_score if output.max_score else 0.0
+            reward = fraction - self._last_fraction if self.config.reward == "delta" else fraction
+            self._last_fraction = fraction
             extra.update(score=output.score, max_score=output.max_score)
             if output.suspicious:
                 extra["suspicious"] = list(output.suspicious)
@@ -184,7 +196,7 @@ class DebugEnv:
                 self.config.terminate_on_success and bool(output.max_score) and output.score == output.max_score
             )
         text = self._normalize(output.text)
-        enabled, note = self.toolbox.take_news()
+        enabled, note = self._toolbox.take_news()
         if enabled:
             extra["tools_enabled"] = enabled
             text += "\n\n" + note
@@ -234,7 +246,7 @@ class DebugEnv:
 
         return tool_schemas(list(self.tools.values()), provider)
 
-    def enable_tools(self, names: list[str] | tuple[str, ...]) -> list[str]:
+    def enable_tools(self, names: Sequence[str]) -> list[str]:
         """Make more tools available from the next step on, until the next reset().
 
         The next observation ends with a note naming the new tools and what they do, and
@@ -250,7 +262,7 @@ class DebugEnv:
             ValueError: an unknown tool name (the closest is suggested).
         """
         with self._lock:
-            return self.toolbox.enable(names)
+            return self._toolbox.enable(list(names))
 
     def report_usage(self, tokens: int) -> None:
         """Charge a model answer's completion tokens to the budget (its prompt repeats charged observations)."""
@@ -312,7 +324,7 @@ class DebugEnv:
             notes.append("minidebug's driver scripts had been changed by a program and were written again")
         if not cache.bare_repo_intact(self.workspace.prepared):
             self._tampered = True
-            return EvalResult(0, len(self.counted or ()), "", notes=tuple(notes) + (
+            return EvalResult(0, len(self._counted_ids or ()), "", notes=tuple(notes) + (
                 "not scored: the task's cached git repository was changed by a program; reset() rebuilds it",))
         cache.ensure_eval_base(self.task, self.workspace.prepared)
         if not treeguard.guard(self.workspace.prepared.eval_base).intact():
@@ -341,14 +353,14 @@ class DebugEnv:
 
     def _counted(self) -> tuple[str, ...]:
         """The task's counted test ids, measured on the first eval of the task on this machine."""
-        if self.counted is None:
+        if self._counted_ids is None:
             assert self.workspace is not None and self.confinement is not None
             try:
-                self.counted = counted_tests(self.task, self.workspace.prepared, self.confinement,
+                self._counted_ids = counted_tests(self.task, self.workspace.prepared, self.confinement,
                                              self.limits.eval_timeout)
             except TaskError as exc:
                 raise ToolError(f"eval: {exc}") from None
-        return self.counted
+        return self._counted_ids
 
     def file_edited(self, rel: str, before: str, after: str) -> None:
         for tool in self.tools.values():
@@ -396,7 +408,7 @@ class DebugEnv:
     def _start_warm(self) -> None:
         if self.workspace is not None and self.confinement is not None:
             self._evals.start_warm(self.task, self.workspace, self.confinement.sandbox, self.limits,
-                                   measured=self.counted is not None)
+                                   measured=self._counted_ids is not None)
 
     def _check_venv(self) -> bool:
         """Rebuild the venv if a program changed it; returns True (and flags info["tampered"]) if it did."""

@@ -59,6 +59,7 @@ def make(
     sandbox: str | None = "auto",
     strategy: str = "debug",
     strict: bool = False,
+    reward: str = "fraction",
     eval_mode: str | None = None,
     requirements: list[str] | tuple[str, ...] = (),
     encoding: str | None = None,
@@ -81,7 +82,8 @@ def make(
     Raises:
         TaskError: the task cannot be found or is malformed.
         WorkspaceError: sandbox="bwrap" or "landlock" and it cannot run here.
-        ValueError: a bad option value (e.g. an unknown tool name); the message names the option.
+        UsageError: a bad option value (e.g. an unknown tool name); the message names the option (a
+            UsageError is a ValueError too).
     """
     loaded = task if isinstance(task, Task) else load_task(task)
     loaded = loaded.with_requirements(list(requirements))
@@ -93,7 +95,7 @@ def make(
     config: dict[str, Any] = {"terminate_on_success": terminate_on_success, "max_seconds": max_seconds,
                               "keep_breakpoints": keep_breakpoints, "sandbox": sandbox,
                               "cache_dir": cache_dir, "strategy": strategy, "strict": strict,
-                              "eval_mode": eval_mode}
+                              "eval_mode": eval_mode, "reward": reward}
     if tools is not None:
         config["tools"] = tuple(tools)
     if bash and "bash" not in config.get("tools", ()):

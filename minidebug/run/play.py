@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.calls import ToolCall
+from ..core.interface import Env
 from ..errors import ToolError
 
 PROMPT = "minidebug> "
@@ -81,7 +82,7 @@ def _typed(words: list[str], first_int: int) -> list[Any]:
     return out
 
 
-def play(env: Any, input_fn: Callable[[str], str] = input, print_fn: Callable[..., None] = print) -> float:
+def play(env: Env, input_fn: Callable[[str], str] = input, print_fn: Callable[..., None] = print) -> float:
     """Run an interactive episode; returns the last reward."""
     try:
         import readline  # noqa: F401  (history and line editing for input())
