@@ -233,3 +233,22 @@ def test_under_bwrap_no_file_of_the_machine_is_live_in_proc(make_env, two_tasks)
     assert bash(receiver, read) == before
     assert before.split()[:3] == ["0", "0", "3"], before  # `ls` of two empty folders: their two headers, a line
     assert before.split()[3] == "40", before  # what describes the machine is there, as a copy
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_no_program_writes_its_own_memory_or_any_file_of_proc(make_env, two_tasks, sandbox):
+    """bwrap's /proc is read-only (Landlock grants no write there): `/proc/self/mem`, however it is opened,
+    cannot rewrite the interpreter's memory (a test's bytecode, say), and pty and AIO counts move for nobody."""
+    env = make_env(two_tasks[0], bash=True, sandbox=sandbox)
+    env.reset()
+    probe = ("python -c \"import os\nfor path in ('/proc/self/mem', '/proc/self/oom_score_adj', '/proc/self/comm'):\n"
+             "    try:\n        os.close(os.open(path, os.O_WRONLY)); print('WROTE', path)\n"
+             "    except OSError as exc:\n        print('REFUSED', path, exc.errno)\"")
+    observation = bash(env, probe)
+    assert "WROTE" not in observation and observation.count("REFUSED") == 3, observation
+    if sandbox == "bwrap":
+        read = "cat /proc/sys/kernel/pty/nr /proc/sys/fs/aio-nr 2>&1; ls /proc/sys/kernel | wc -l"
+        before = bash(env, read)
+        held = bash(env, "python -c \"import pty, time\nfds = [pty.openpty() for _ in range(20)]\n"
+                         "print(open('/proc/sys/kernel/pty/nr').read())\"")
+        assert bash(env, read) == before and "No such file" in before, (before, held)

@@ -24,6 +24,15 @@ _NO_NAMESPACE = types.MappingProxyType({})
 
 
 RAW_MEMORY = ("ctypes", "_ctypes")  # modules whose calls read and write any memory, code objects' included
+# ... and the interpreter's own test modules (C API calls, raw buffers), sub-interpreters, and the like
+RAW_MEMORY_TOO = ("_ctypes_test", "_xxsubinterpreters", "_xxinterpchannels", "_xxinterpqueues", "_interpreters",
+                  "_interpchannels", "_interpqueues", "xxsubtype", "_xxtestfuzz")
+
+
+def raw_memory(name):
+    """Whether importing the module `name` gives raw memory (see RAW_MEMORY)."""
+    top = name.partition(".")[0]
+    return top in RAW_MEMORY or top in RAW_MEMORY_TOO or top.startswith("_test")
 
 
 def class_namespace(klass):

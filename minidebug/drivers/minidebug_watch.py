@@ -35,7 +35,7 @@ from minidebug_identity import Genuine, namespace_of_exec
 from minidebug_pristine import HOOKS, Pristine, poisoned_caches
 from minidebug_writes import Writes, deferred_calls
 from minidebug_modules import (RAW_MEMORY, ModuleState, agent_code, agent_values, class_file, class_namespace,
-                               classes_in, protected_names, unwrapped)
+                               classes_in, protected_names, raw_memory, unwrapped)
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -56,6 +56,7 @@ _EVENTS = {
     "object.__setattr__": ("stack", "sets {name} on {target}"),
     "object.__delattr__": ("stack", "deletes {name} from {target}"),
     "open": ("stack", "opens {name}"),
+    "os.symlink": ("stack", "links to {name} (process memory or descriptors)"),
     "compile": ("taint", ""),
 }
 _FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")
@@ -328,6 +329,7 @@ def _hook(judge, report, fd, protected, genuine, tree):
     tree_prefix, modules = tree.rstrip("/") + "/", sys.modules
     no_bytecode, exists = (sys.pycache_prefix or "\0").rstrip("/") + "/", os.path.exists
     fd_paths = (f"/proc/self/fd/{fd}", f"/dev/fd/{fd}", f"/proc/thread-self/fd/{fd}")
+    fd_name, fsdecode, realpath = str(fd), os.fsdecode, os.path.realpath
     busy = []
 
     deferred, stdlib = deferred_calls(), os.path.dirname(os.__file__) + "/"
@@ -374,6 +376,9 @@ def _hook(judge, report, fd, protected, genuine, tree):
             if args[1] in frame_attributes:
                 return text.format(name=args[1])
             return "reads the eval's report channel (the driver's defaults)" if args[1] in defaults else None
+        if event == "os.symlink":  # a link into /proc opens what the open's path does not name
+            target = fsdecode(args[0]) if is_instance(args[0], (str, bytes)) else ""
+            return text.format(name=target) if "/proc" in target or "/fd" in target or "mem" in target else None
         if event in ("object.__setattr__", "object.__delattr__"):
             target, name = args[0], args[1]
             if is_instance(target, type):
@@ -406,16 +411,30 @@ def _hook(judge, report, fd, protected, genuine, tree):
             return None
         if event == "open":
             path = args[0]
-            if path == fd or (is_instance(path, str) and path in fd_paths):
+            if is_instance(path, bytes):
+                path = fsdecode(path)
+            if path == fd or (is_instance(path, str) and (path in fd_paths or reaches(path, fd_name))):
                 return text.format(name="the eval's report socket")
             if is_instance(path, str):
-                if path.startswith("/proc/") and path.endswith("/mem"):
+                if reaches(path, "mem"):
                     return text.format(name=f"process memory ({path})")
                 if path.endswith((".pyc", ".pyo")) and not path.startswith(no_bytecode) and exists(path) \
                         and judge(path):
                     return text.format(name=f"bytecode written during the run ({path.rsplit('/', 1)[-1]})")
             return None
         return text
+
+    def reaches(path, name):
+        """Whether `path`, opened as given (relative to the tree, or to a folder descriptor the event does not
+        show), may be /proc's file `name` (a process's `mem`, or the report socket's fd): any spelling through
+        links to folders (a link to the file itself is judged when it is made: os.symlink)."""
+        head, _, last = path.rstrip("/").rpartition("/")
+        if last != name:
+            return False
+        if path[:1] != "/" and not exists(path):
+            return True  # not a file of the tree: a name under a folder descriptor, /proc's as likely as not
+        real = realpath(head or ".")
+        return real.startswith("/proc/") and (name == "mem" or real.endswith("/fd"))
 
     def genuine_exec(code, frame):
         """A trusted loader runs the module code of a file of the tree that nothing untrusted wrote: its
@@ -456,7 +475,7 @@ def _hook(judge, report, fd, protected, genuine, tree):
                         busy.clear()
                 return
             if event == "import":  # ctypes is out of sys.modules when the run starts (see hide_ctypes)
-                if not (args and is_instance(args[0], str) and args[0].partition(".")[0] in RAW_MEMORY):
+                if not (args and is_instance(args[0], str) and raw_memory(args[0])):
                     return
                 entry = ("stack", f"imports {args[0]} (raw memory and C functions)")
             elif event[:7] != "ctypes.":

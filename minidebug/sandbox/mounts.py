@@ -105,7 +105,8 @@ def bwrap_command(argv: list[str], *, readable: list[Path], writable: list[Path]
     command += ["--proc", "/proc"]
     for entry in proc_writable():  # what uid 0 could write there: the host's sysctls above all
         command += ["--ro-bind", entry, entry]
-    command += [*counters, "--dev", "/dev", *devices, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+    command += [*counters, "--remount-ro", "/proc"]  # no write to /proc: `/proc/self/mem` above all
+    command += ["--dev", "/dev", *devices, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                 "--tmpfs", "/tmp", "--tmpfs", "/sys"]
     if os.path.isdir(CPU_DIR):
         command += ["--ro-bind", CPU_DIR, CPU_DIR]

@@ -120,7 +120,8 @@ def _internal(name: str) -> bool:
 
 
 def _raw_memory(name: str) -> bool:
-    return name.split(".", 1)[0] in RAW_MEMORY
+    top = name.split(".", 1)[0]
+    return top in RAW_MEMORY or top.startswith("_test") or top.startswith(("_xxsub", "_xxinterp", "_interp"))
 
 
 def _dotted(node: ast.AST) -> str:
