@@ -79,7 +79,7 @@ def test_rows_and_bad_input():
     assert [r["task"] for r in rows] == ["sum_tree", "late_handlers"] and rows[0]["env_class"] == "minidebug"
     with pytest.raises(ValueError, match='extras\\["task"\\]'):
         MinidebugTextEnv(extras={})
-    with pytest.raises(RuntimeError, match="init"):
+    with pytest.raises(UsageError, match="init"):
         MinidebugTextEnv(extras={"task": "sum_tree"}).step("<tool_call>{}</tool_call>")
 
 
