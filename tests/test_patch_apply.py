@@ -79,7 +79,7 @@ def moved_patches(draw):
     return text_of(base, final), text_of(after, draw(st.booleans()) if not final else final), text_of(target, final)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(moved_patches())
 def test_ours_does_what_git_apply_does_on_moved_files(tmp_path, case):
     base, after, target = case

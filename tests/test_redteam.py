@@ -515,7 +515,7 @@ def _bundled_without_requirements():
 
 
 @needs_bwrap
-@pytest.mark.parametrize("examples", [6, pytest.param(40, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("examples", [4, pytest.param(40, marks=pytest.mark.slow)])
 def test_random_hostile_sequences_never_reach_full_reward(cache_dir, examples):
     """Property: on any bundled task, sequences of these hostile actions (none of which fixes the bug)
     never earn reward 1.0, and a clean episode afterwards scores what the base scores. (`-m slow` tries
