@@ -148,10 +148,16 @@ class StepRecord(RecordModel):
     exchange: Exchange | None = Field(default=None, alias="model")
 
 
-class ResultRecord(RecordModel):
-    """The last line: the episode's outcome (the fields of `EpisodeResult`) and its final diff."""
+def episode_id(task: str, agent: str, seed: int, strategy: str = "debug") -> str:
+    """The name of an episode, and of its trajectory file (`<id>.jsonl`); the strategy is named unless it
+    is the default, "debug"."""
+    return f"{task}.{agent}.s{seed}" if strategy == "debug" else f"{task}.{agent}.{strategy}.s{seed}"
 
-    type: Literal["result"] = "result"
+
+class EpisodeOutcome(RecordModel):
+    """The outcome of one episode: what `run_episode` returns, what a batch's results.json lists, what a
+    trajectory's last line records (with the final diff: `ResultRecord`) and what the report reads."""
+
     task: str | None = None
     agent: str | None = None
     seed: int = 0
@@ -165,7 +171,21 @@ class ResultRecord(RecordModel):
     model: str | None = None
     task_set: str | None = None
     suspicious: list[str] = []  # every finding of the episode's evals (see info["suspicious"])
+
+    @property
+    def id(self) -> str:
+        return episode_id(self.task or "?", self.agent or "?", self.seed, self.strategy)
+
+
+class ResultRecord(EpisodeOutcome):
+    """The last line of a trajectory: the episode's outcome and its final diff."""
+
+    type: Literal["result"] = "result"
     diff: str = ""
+
+    def outcome(self) -> EpisodeOutcome:
+        """The outcome alone, without the diff."""
+        return EpisodeOutcome.model_validate(self.model_dump(exclude={"type", "diff"}))
 
 
 Record = Annotated[HeaderRecord | StepRecord | ResultRecord, Field(discriminator="type")]

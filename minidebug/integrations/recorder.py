@@ -68,7 +68,8 @@ class EpisodeRecorder:
                                              reward=reward, terminated=terminated, truncated=truncated,
                                              info=StepInfo(**info), seconds=round(time.monotonic() - clock, 4)))
                 self._suspicious += [s for s in info.get("suspicious", ()) if s not in self._suspicious]
-                self._last = (reward, terminated, info["step"])
+                fraction = info["score"] / info["max_score"] if info.get("max_score") else 0.0  # any `reward=`
+                self._last = (fraction, terminated, info["step"])
         return observation, reward, terminated, truncated, info
 
     def diff(self) -> str:
@@ -85,11 +86,11 @@ class EpisodeRecorder:
         with self._lock:
             if self._writer is None:
                 return
-            reward, terminated, steps = self._last
+            fraction, terminated, steps = self._last
             task = self.env.task
             self._writer.finish(ResultRecord(
-                task=task.name, agent=self.agent, seed=self._seed, solved=terminated and reward == 1.0,
-                reward=reward, steps=steps, tokens=self.env.budget.used, strategy=self.env.strategy.name,
+                task=task.name, agent=self.agent, seed=self._seed, solved=terminated and fraction == 1.0,
+                reward=fraction, steps=steps, tokens=self.env.budget.used, strategy=self.env.strategy.name,
                 seconds=round(time.monotonic() - self._since, 3), task_set=task_set(task),
                 suspicious=self._suspicious, diff=self.diff()))
             self._writer = None

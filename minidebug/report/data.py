@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.trajectory import Trajectory, trajectories
+from ..core.trajectory import EpisodeOutcome, Trajectory, trajectories
 from ..errors import UsageError
 
 MAX_OBSERVATION_CHARS = 20_000  # per step in an episode page; the trajectory keeps the whole text
@@ -32,18 +32,10 @@ class Episode:
     key: str
     run: str
     name: str
-    task: str
+    outcome: EpisodeOutcome  # as the trajectory's result line records it (task, strategy, seed: its header's)
     task_set: str
     model: str  # the model, or the agent when there is none
-    strategy: str
-    seed: int
-    solved: bool
-    reward: float
-    steps: int
-    tokens: int
-    seconds: float  # the whole episode, as its result records it: setup, agent and steps
     step_seconds: float  # the env's time in the steps (tool calls)
-    error: str | None
     tool_calls: Counter
     model_tokens: int
     debugger: bool  # pdb, trace or inspect was offered at some point of the episode
@@ -51,6 +43,43 @@ class Episode:
     suspicious: list[str]  # why an eval of the episode looked forged, if any did
     detail: dict[str, Any] = field(repr=False)
     arm: str = ""  # set once every episode is loaded (see `load`)
+
+    @property
+    def task(self) -> str:
+        return self.outcome.task or "?"
+
+    @property
+    def strategy(self) -> str:
+        return self.outcome.strategy
+
+    @property
+    def seed(self) -> int:
+        return self.outcome.seed
+
+    @property
+    def solved(self) -> bool:
+        return self.outcome.solved
+
+    @property
+    def reward(self) -> float:
+        return self.outcome.reward
+
+    @property
+    def steps(self) -> int:
+        return self.outcome.steps
+
+    @property
+    def tokens(self) -> int:
+        return self.outcome.tokens
+
+    @property
+    def seconds(self) -> float:
+        """The whole episode, as its result records it: setup, agent and steps."""
+        return self.outcome.seconds
+
+    @property
+    def error(self) -> str | None:
+        return self.outcome.error
 
     @property
     def pdb_calls(self) -> int:
@@ -216,10 +245,10 @@ def _episode(key: str, run: str, name: str, trajectory: Trajectory) -> Episode:
               "suspicious": suspicious,
               "budget": [[tool, n] for tool, n in by_tool.most_common()] + [["model answers", model_tokens]],
               "limits": header.limits, "truncated_by": steps[-1].info.truncated_by if steps else None}
-    return Episode(key, run, name, header.task, header.task_set or "?", header.model or header.agent or "?",
-                   strategy, header.seed, result.solved, result.reward, result.steps, result.tokens,
-                   result.seconds, round(sum(step.seconds for step in steps), 4), result.error, calls, model_tokens,
-                   debugger, unlocked, suspicious, detail)
+    outcome = result.outcome().model_copy(update={"task": header.task, "strategy": strategy, "seed": header.seed})
+    return Episode(key, run, name, outcome, header.task_set or "?", header.model or header.agent or "?",
+                   round(sum(step.seconds for step in steps), 4), calls, model_tokens, debugger, unlocked,
+                   suspicious, detail)
 
 
 def _tool_use(episodes: list[Episode], arms: list[str]) -> dict[str, dict[str, Any]]:

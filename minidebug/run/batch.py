@@ -7,14 +7,13 @@ import os
 import statistics
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..core.trajectory import ResultRecord, read_result
+from ..core.trajectory import EpisodeOutcome, ResultRecord, read_result
 from ..errors import UsageError
 from ..tasks.task import Task
-from .episode import EpisodeResult, EpisodeSpec
+from .episode import EpisodeSpec
 from .workers import LocalWorkers, run_spec
 
 
@@ -88,7 +87,7 @@ def _ray(specs: list[EpisodeSpec], jobs: int, address: str | None) -> Iterator[t
 
 def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int | None = None,
               backend: str = "process", ray_address: str | None = None,
-              on_result: Callable[[EpisodeResult], None] | None = None) -> list[EpisodeResult]:
+              on_result: Callable[[EpisodeOutcome], None] | None = None) -> list[EpisodeOutcome]:
     """Run the episodes and return their results in completion order.
 
     With out_dir, each trajectory is written there as its episode finishes, and results.json
@@ -106,10 +105,10 @@ def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int |
         return []
     from ..scoring.warm_pool import WarmPool
 
-    results: list[EpisodeResult] = []
+    results: list[EpisodeOutcome] = []
 
     def record(data: dict[str, Any], trajectory: str) -> None:
-        result = EpisodeResult(**data)
+        result = EpisodeOutcome.model_validate(data)
         results.append(result)
         if out_dir is not None:
             if trajectory:
@@ -148,12 +147,12 @@ def _failed(spec: EpisodeSpec, reason: str) -> tuple[dict[str, Any], str]:
     trajectory of its header and that result, so that results.json, reports and --rerun-failed count it."""
     from ..core.trajectory import HeaderRecord
 
-    result = EpisodeResult(spec.task_name, spec.agent, spec.seed, False, 0.0, 0, 0, 0.0, reason,
-                           spec.make_options.get("strategy", "debug"), spec.agent_options.get("model"))
+    result = EpisodeOutcome(task=spec.task_name, agent=spec.agent, seed=spec.seed, error=reason,
+                            strategy=spec.make_options.get("strategy", "debug"), model=spec.agent_options.get("model"))
     header = HeaderRecord(task=spec.task_name, task_path=spec.task_path, agent=spec.agent, strategy=result.strategy,
                           model=result.model, seed=spec.seed)
-    record = ResultRecord(**{**asdict(result), "suspicious": []})
-    return asdict(result), header.to_json() + "\n" + record.to_json() + "\n"
+    record = ResultRecord(**result.model_dump())
+    return result.model_dump(), header.to_json() + "\n" + record.to_json() + "\n"
 
 
 class RunInterrupted(Exception):
@@ -162,18 +161,15 @@ class RunInterrupted(Exception):
     `results` holds the episodes that finished, `not_run` the ids of the rest.
     """
 
-    def __init__(self, results: list[EpisodeResult], not_run: list[str]):
+    def __init__(self, results: list[EpisodeOutcome], not_run: list[str]):
         super().__init__(f"interrupted after {len(results)} episode(s); {len(not_run)} not run")
         self.results, self.not_run = results, not_run
 
 
-def recorded_results(specs: list[EpisodeSpec], out_dir: Path) -> list[EpisodeResult]:
+def recorded_results(specs: list[EpisodeSpec], out_dir: Path) -> list[EpisodeOutcome]:
     """The results recorded in out_dir of the episodes in specs (a whole run, across --resume)."""
     done = finished_results(out_dir)
-    fields = EpisodeResult.__dataclass_fields__
-    return [EpisodeResult(**{k: (tuple(v) if k == "suspicious" else v)
-                             for k, v in done[spec.id].model_dump().items() if k in fields})
-            for spec in specs if spec.id in done]
+    return [done[spec.id].outcome() for spec in specs if spec.id in done]
 
 
 def write_results(out_dir: Path) -> None:
@@ -184,11 +180,11 @@ def write_results(out_dir: Path) -> None:
     tmp.replace(out_dir / "results.json")
 
 
-def summary(results: list[EpisodeResult]) -> str:
+def summary(results: list[EpisodeOutcome]) -> str:
     """Per task (and per agent and strategy, when a run has several): episodes, solve rate, mean steps, tokens
     and seconds; then the total."""
     arms = {(r.agent, r.strategy) for r in results}
-    by_task: dict[str, list[EpisodeResult]] = {}
+    by_task: dict[str, list[EpisodeOutcome]] = {}
     for result in results:
         key = result.task if len(arms) < 2 else f"{result.task} [{result.agent} {result.strategy}]"
         by_task.setdefault(key, []).append(result)
@@ -196,7 +192,7 @@ def summary(results: list[EpisodeResult]) -> str:
     header = f"{'task':<{width}}  episodes  solved  rate    steps   tokens  seconds"
     lines = [header, "-" * len(header)]
 
-    def line(name: str, group: list[EpisodeResult]) -> str:
+    def line(name: str, group: list[EpisodeOutcome]) -> str:
         solved = sum(r.solved for r in group)
         mean = lambda values: statistics.fmean(values) if values else 0.0  # noqa: E731
         return (f"{name:<{width}}  {len(group):>8}  {solved:>6}  {solved / len(group):>4.0%}  "
@@ -240,7 +236,7 @@ class Progress:
     def __exit__(self, *exc_info: Any) -> None:
         self.bar.__exit__(*exc_info)
 
-    def advance(self, result: EpisodeResult) -> None:
+    def advance(self, result: EpisodeOutcome) -> None:
         self.done += 1
         self.solved += result.solved
         self.bar.update(self.task, advance=1, description=self._text(), refresh=True)

@@ -3,37 +3,15 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.trajectory import EpisodeOutcome, episode_id
 from ..tasks.select import task_set
 from ..tasks.task import Task
 
 TRAJECTORY_PREFIX = "minidebug-trajectory-"  # a batch worker's scratch folder for an episode's trajectory
-
-
-@dataclass(frozen=True)
-class EpisodeResult:
-    """The outcome of one episode (also its trajectory's result record, with the final diff)."""
-
-    task: str
-    agent: str
-    seed: int
-    solved: bool
-    reward: float
-    steps: int
-    tokens: int
-    seconds: float
-    error: str | None = None
-    strategy: str = "debug"
-    model: str | None = None
-    task_set: str | None = None
-    suspicious: tuple[str, ...] = ()  # what the episode's evals found of in-memory forgery (info["suspicious"])
-
-    @property
-    def id(self) -> str:
-        return episode_id(self.task, self.agent, self.seed, self.strategy)
 
 
 @dataclass(frozen=True)
@@ -52,15 +30,9 @@ class EpisodeSpec:
         return episode_id(self.task_name, self.agent, self.seed, self.make_options.get("strategy", "debug"))
 
 
-def episode_id(task: str, agent: str, seed: int, strategy: str = "debug") -> str:
-    """The name of an episode, and of its trajectory file (`<id>.jsonl`); the strategy is named unless it
-    is the default, "debug"."""
-    return f"{task}.{agent}.s{seed}" if strategy == "debug" else f"{task}.{agent}.{strategy}.s{seed}"
-
-
 def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = None,
                 agent_options: dict[str, Any] | None = None, seed: int = 0,
-                **make_options: Any) -> EpisodeResult:
+                **make_options: Any) -> EpisodeOutcome:
     """Play one episode of `agent_name` on `task`; with out_dir, write `<task>.<agent>.s<seed>.jsonl` there.
 
     `agent_options` are the agent's constructor arguments (e.g. model and base_url for "llm"); the
@@ -84,7 +56,7 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
     options = dict(agent_options or {})
     model = options.get("model")
     writer = None
-    reward, steps, solved, error, tokens, diff = 0.0, 0, False, None, 0, ""
+    final, steps, solved, error, tokens, diff = 0.0, 0, False, None, 0, ""
     suspicious: list[str] = []
     with make(task, **make_options) as env:
         strategy = env.strategy.name
@@ -112,14 +84,16 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
                                            reward=reward, terminated=terminated, truncated=truncated,
                                            info=StepInfo(**info), seconds=round(time.monotonic() - step_started, 4),
                                            exchange=exchange))
-            solved = terminated and reward == 1.0
+            final = info.get("score", 0) / info["max_score"] if info.get("max_score") else 0.0  # whatever `reward=`
+            solved = terminated and final == 1.0
             diff = env.diff()
         except Exception as exc:  # one broken episode must not end a whole run
             error = f"{exc.__class__.__name__}: {exc}"
         tokens = env.budget.used
-        result = EpisodeResult(task.name, agent_name, seed, solved, reward, steps, tokens,
-                               round(time.monotonic() - started, 3), error, strategy, model, task_set(task),
-                               tuple(suspicious))
+        result = EpisodeOutcome(task=task.name, agent=agent_name, seed=seed, solved=solved, reward=final,
+                                steps=steps, tokens=tokens, seconds=round(time.monotonic() - started, 3),
+                                error=error, strategy=strategy, model=model, task_set=task_set(task),
+                                suspicious=suspicious)
         if writer:
-            writer.finish(ResultRecord(**{**asdict(result), "suspicious": list(result.suspicious)}, diff=diff))
+            writer.finish(ResultRecord(**result.model_dump(), diff=diff))
     return result

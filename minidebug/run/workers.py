@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -88,7 +88,7 @@ def run_spec(spec: EpisodeSpec, warm_pool: Any = None) -> tuple[dict[str, Any], 
         text = trajectory.read_text(encoding="utf-8") if trajectory.exists() else ""
     finally:
         remove_tree(scratch)
-    return asdict(result), text
+    return result.model_dump(), text
 
 
 _WORKER_POOL: list[Any] = []
