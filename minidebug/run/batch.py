@@ -6,6 +6,7 @@ import json
 import os
 import statistics
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -70,12 +71,15 @@ def _ray(specs: list[EpisodeSpec], jobs: int, address: str | None) -> Iterator[t
     if started_here:
         ray.init(address=address, num_cpus=None if address else jobs, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
-    remote = ray.remote(num_cpus=1, max_retries=0)(run_spec)
+    remote = ray.remote(num_cpus=1, max_retries=0)(_run_on_ray)
     pending = [remote.remote(spec) for spec in specs]
+    workers: set[int] = set()
     try:
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(ready[0])
+            data, trajectory, worker = ray.get(ready[0])
+            workers.add(worker)
+            yield data, trajectory
     except BaseException:
         for ref in pending:
             ray.cancel(ref)  # KeyboardInterrupt inside the task: its env is closed
@@ -83,6 +87,27 @@ def _ray(specs: list[EpisodeSpec], jobs: int, address: str | None) -> Iterator[t
     finally:
         if started_here:
             ray.shutdown()
+            if address is None:
+                _collect_after(workers)
+
+
+def _run_on_ray(spec: EpisodeSpec) -> tuple[dict[str, Any], str, int]:
+    """An episode in a Ray worker, and that worker's pid (see `_collect_after`)."""
+    data, trajectory = run_spec(spec)
+    return data, trajectory, os.getpid()
+
+
+def _collect_after(workers: set[int], wait: float = 10.0) -> None:
+    """Ray stops its local workers without running their exit handlers, so the warm interpreters' folders they
+    kept for the next episode stay: once those workers are gone, remove what they left, as `minidebug gc`
+    does (only folders whose maker is dead)."""
+    from ..sandbox.reaper import processes
+    from .cleanup import collect
+
+    deadline = time.monotonic() + wait
+    while {process.pid for process in processes() if process.alive} & workers and time.monotonic() < deadline:
+        time.sleep(0.1)
+    collect()
 
 
 def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int | None = None,
