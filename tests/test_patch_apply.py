@@ -5,6 +5,7 @@ is the one git picks, and files without a final newline."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -131,3 +132,18 @@ def test_a_new_file_over_an_existing_one_is_refused():
     assert apply_file_patch(None, file_patch) == "x = 1\n"
     with pytest.raises(ValueError, match="already exists"):
         apply_file_patch("", file_patch)
+
+
+def test_every_bundled_gold_patch_applies_as_git_applies_it(tmp_path):
+    from minidebug.tasks.task import bundled_task_names, load_task
+
+    for name in bundled_task_names():
+        task = load_task(name)
+        work = tmp_path / name
+        shutil.copytree(task.repo, work)
+        subprocess.run([*GIT, "apply", str(task.solution)], cwd=work, check=True, capture_output=True,
+                       env={"GIT_CEILING_DIRECTORIES": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        for file_patch in parse_patch(task.solution.read_text()):
+            before = (task.repo / file_patch.old_path).read_text() if file_patch.old_path else None
+            after = (work / file_patch.new_path).read_text() if file_patch.new_path else None
+            assert apply_file_patch(before, file_patch) == after, (name, file_patch.new_path)
