@@ -13,6 +13,8 @@ import minidebug.run.batch
 import minidebug.run.episode
 from minidebug.agents import AGENTS, Agent, load_agent
 
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 PROTOCOL = sorted(name for name, member in inspect.getmembers(Agent, inspect.isfunction) if not name.startswith("_"))
 
 

@@ -7,6 +7,8 @@ import pytest
 from minidebug.core.budget import Budget, get_encoding
 from minidebug.errors import MinidebugError
 
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 LINES = "".join(f"line {i}: some words to count\n" for i in range(3000))
 
 

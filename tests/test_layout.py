@@ -9,6 +9,10 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 PACKAGE = Path(__file__).resolve().parents[1] / "minidebug"
 README = PACKAGE.parent / "README.md"
 

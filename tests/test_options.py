@@ -21,6 +21,8 @@ from minidebug.tasks.spec import Limits, TaskSpec
 from minidebug.tasks.task import load_task
 from minidebug.tools.strategies import parse_strategy
 
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only

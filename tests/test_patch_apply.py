@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from minidebug.agents.oracle import edits_for
 from minidebug.tasks.patch import apply_file_patch, parse_patch, place, relocated
 
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 GIT = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false"]
 WORDS = st.sampled_from(["a", "b", "c", "x = 1", "    return x", "", "\tpass", "\x0cpage"])
 

@@ -2,8 +2,12 @@ import os
 import sys
 import time
 
+import pytest
+
 from minidebug.sandbox import process
 from tests.conftest import descendants
+
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
 
 
 def _env(tmp_path):

@@ -11,6 +11,8 @@ import pytest
 
 from minidebug.sandbox import reaper
 
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 
 def test_finds_a_process_by_folder_and_environment_and_kills_it(tmp_path):
     child = subprocess.Popen(["sleep", "30"], cwd=tmp_path, env={**os.environ, "REAPER_TEST": "yes"})

@@ -3,9 +3,13 @@ what the report says over all tasks and per task, with an interval only where th
 
 from pathlib import Path
 
+import pytest
+
 from minidebug.core.trajectory import Action, HeaderRecord, ResultRecord, StepInfo, StepRecord, TrajectoryWriter
 from minidebug.report import text_summary
 from minidebug.report.paired import MIN_PAIRS, NO_SPREAD, TOO_FEW, bootstrap_interval
+
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
 
 
 def test_the_interval_is_seeded_and_holds_the_mean():

@@ -10,6 +10,8 @@ from minidebug import ToolCall
 from minidebug.tools import TOOLS, load_tool
 from minidebug.tools.schemas import tool_schemas
 
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # both providers' rule for function/tool names
 ALL_TOOLS = [load_tool(name) for name in TOOLS]
 

@@ -6,6 +6,8 @@ import minidebug
 from minidebug.tasks.task import bundled_task_names, load_task
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 
 def test_bundled_tasks_load():
     names = bundled_task_names()

@@ -9,6 +9,8 @@ from hypothesis import given, settings, strategies as st
 from minidebug import ToolCall
 from minidebug.errors import ToolError
 
+pytestmark = pytest.mark.unit  # no episode is built: the fast tier (`pytest -m unit`)
+
 SCHEMAS = [{"name": "edit", "input_schema": {"type": "object", "properties": {
     "path": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"},
     "new_code": {"type": "string"}}}}]
