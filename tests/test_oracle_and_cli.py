@@ -63,6 +63,7 @@ def test_oracle_solves_every_bundled_task(name, cache_dir, tmp_path):
 
 def test_select_tasks_by_glob_name_and_path(calc_task):
     assert [t.name for t in select_tasks(["sum_*", str(calc_task)])] == ["sum_tree", "calc"]
+    assert [t.name for t in select_tasks(["sum_tree", "sum_*", str(calc_task), str(calc_task)])] == ["sum_tree", "calc"]
     with pytest.raises(Exception, match="no bundled task matches"):
         select_tasks(["zzz*"])
 

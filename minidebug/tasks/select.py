@@ -19,6 +19,8 @@ def task_set(task: Task) -> str:
 def select_tasks(selectors: Iterable[str] | None) -> list[Task]:
     """Tasks from selectors: folder paths, bundled names, or globs over bundled names (default: all bundled).
 
+    Each task once, in the order first named.
+
     Raises:
         TaskError: a selector matches nothing.
     """
@@ -32,4 +34,7 @@ def select_tasks(selectors: Iterable[str] | None) -> list[Task]:
             tasks.extend(load_task(name) for name in names)
         else:
             tasks.append(load_task(selector))
-    return tasks
+    unique: dict[Path, Task] = {}
+    for task in tasks:  # a task two selectors name runs once: its episodes share names and trajectory files
+        unique.setdefault(task.root.resolve(), task)
+    return list(unique.values())
