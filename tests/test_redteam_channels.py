@@ -252,3 +252,17 @@ def test_no_program_writes_its_own_memory_or_any_file_of_proc(make_env, two_task
         held = bash(env, "python -c \"import pty, time\nfds = [pty.openpty() for _ in range(20)]\n"
                          "print(open('/proc/sys/kernel/pty/nr').read())\"")
         assert bash(env, read) == before and "No such file" in before, (before, held)
+
+
+@pytest.mark.parametrize("sandbox", [None, *SANDBOXES])
+def test_a_folders_mode_and_times_do_not_outlive_the_reset(make_env, task_dir, sandbox):
+    """git tracks neither: a program that sets a folder's mode bits (setgid, sticky, 0311) or times would
+    pass them to the next episode of the env, and a folder its owner may not read stopped the next reset."""
+    task = task_dir(dict(CALC, **{"pkg/mod.py": "X = 1\n"}), CALC_TOML, CALC_PATCH, name="calc-folders")
+    env = make_env(task, bash=True, sandbox=sandbox)
+    env.reset()
+    bash(env, "chmod 3751 pkg; touch -d @1000000000 pkg; chmod 311 .")
+    env.reset()
+    again = bash(env, "stat -c '%n %a %Y' . pkg")
+    assert again.split()[1::3] == ["755", "755"], again
+    assert len({line.split()[2] for line in again.splitlines()}) == 1 and "1000000000" not in again, again

@@ -42,6 +42,16 @@ for sandbox in [None, "bwrap", "landlock"]:
             results.append([name, sandbox, reward, info.get("suspicious") or []])
         finally:
             env.close()
+for sandbox in [None, "bwrap"]:  # a folder its owner may not read: the next reset makes it readable again
+    env = minidebug.make(task, strict=True, sandbox=sandbox, bash=True)
+    try:
+        env.reset()
+        env.step({"name": "bash", "arguments": {"command": "chmod 311 ."}})
+        env.reset()
+        observation, reward, *_, info = env.step({"name": "eval"})
+        results.append(["unreadable root, then reset", sandbox, reward, info.get("suspicious") or []])
+    finally:
+        env.close()
 print("RESULTS " + json.dumps(results))
 """
 
@@ -70,9 +80,9 @@ def test_every_attack_scores_nothing_when_minidebug_runs_as_a_plain_user(task_di
         results = _attacked_as_nobody(task, home)
     finally:
         shutil.rmtree(base)
-    assert len(results) == 3 * len(ATTACKS)
+    assert len(results) == 3 * len(ATTACKS) + 2
     for name, sandbox, reward, suspicious in results:
-        if name == "honest":
+        if name in ("honest", "unreadable root, then reset"):
             assert (reward, suspicious) == (0.5, []), (sandbox, suspicious)
         else:
             assert reward == 0.0 and suspicious, (name, sandbox, reward)

@@ -10,7 +10,9 @@ implementation calls it), the same identity is checked again (unless it is the v
 and whether it returned normally is noted.
 After the call: a plain test function (not a unittest case, which unittest calls) that was never called that
 way, or that raised while the call phase did not, counts as a failure, and so does any check above that
-fails; each is a finding.
+fails, and so does a write to the test module's namespace while the test ran where its file declares no
+`global` (project code that plants `sum` there for the test's own reads and takes it back, say; Python <
+3.12, whose dict watchers see each write anyway); each is a finding.
 """
 
 import operator
@@ -79,8 +81,15 @@ def plugin(genuine, state, report, function_type, path_of, agents):
                 raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
             called.pop(id(item), None)
             checked[:] = [item, getattr(item, "obj", None)]
+            version = genuine.namespace_version(path_of(item)) if isinstance(item, function_type) else None
             outcome = yield
             checked[:] = []
+            if version is not None and genuine.namespace_version(path_of(item)) != version \
+                    and not genuine.writes_its_globals(path_of(item)):
+                why = f"{item.nodeid}: its module's namespace was written while it ran (by code other than its own)"
+                report(why)
+                fail(outcome, why)
+                return
             for finding in state.tracers():  # one set while the test ran (a trace function rewrites its frames)
                 report(f"{item.nodeid}: {finding}")
             returned = called.pop(id(item), None)

@@ -63,6 +63,9 @@ class Genuine:
         self._clean = {}  # id(class) -> (class, None or why its bases hold code of the agent's)
         self._real = {}
         self._imports = {}  # real path -> [(name, [(module, attribute or None)])] (see _module_imports)
+        self._unbound = {}  # real path -> the names the file reads and never binds (see _unbound_reads)
+        self._globals = {}  # real path -> whether the file's functions declare `global` names
+        self._version = _dict_version_reader()
 
     def real(self, path):
         found = self._real.get(path)
@@ -88,7 +91,7 @@ class Genuine:
         namespaces = self._namespaces.get(path)
         if not namespaces:
             return "no code compiled from its file ran (something else stood in for the test module)"
-        why = self._imports_problem(path, namespaces[0])
+        why = self._imports_problem(path, namespaces[0]) or self._shadow_problem(path, namespaces[0])
         if why:
             return why
         names = tuple(nodeid.split("[", 1)[0].split("::")[1:])
@@ -144,6 +147,34 @@ class Genuine:
                     return f"its module's {name} is not what its import gives (it was rebound)"
         return None
 
+    def namespace_version(self, path):
+        """A number that changes whenever the file's genuine namespace is written (Python < 3.12, whose dict
+        watchers see each write as it happens; see minidebug_writes), or None."""
+        namespaces = self._namespaces.get(self.real(path))
+        if not namespaces or self._version is None:
+            return None
+        return self._version(namespaces[0])
+
+    def writes_its_globals(self, path):
+        """Whether the file's own code may write its namespace as a test runs (a `global` statement)."""
+        path = self.real(path)
+        found = self._globals.get(path)
+        if found is None:
+            found = self._globals[path] = _declares_globals(path)
+        return found
+
+    def _shadow_problem(self, path, namespace):
+        """Why the module's namespace holds a name its file reads but never binds (a built-in's, say: `sum`),
+        which only other code can have put there: the file's reads of it now get that instead; None when it
+        holds none."""
+        unbound = self._unbound.get(path)
+        if unbound is None:
+            unbound = self._unbound[path] = _unbound_reads(path)
+        for name in unbound:
+            if name in namespace:
+                return f"its module holds {name}, which its file reads but never binds (put there by other code)"
+        return None
+
     def _function_problem(self, function, path, qualname):
         for _ in range(16):
             if type(function) is not _FUNCTION:
@@ -185,21 +216,90 @@ class Genuine:
 def _module_imports(path):
     """[(name, [(absolute or relative module name, attribute or None)])]: the names the file binds by
     module-level imports only (not `*`, not also assigned, defined or declared global anywhere)."""
+    imports, other, _, _ = _file_names(path)
+    if "*" in other:
+        return []  # a star import may bind anything
+    return [(name, sources) for name, sources in imports.items() if name not in other]
+
+
+def _unbound_reads(path):
+    """The names the file reads that no module-level statement of it binds (nor a `global`, nor an import):
+    what it means as the built-ins (or as nothing). Empty when a star import may bind anything."""
+    imports, other, module_level, read = _file_names(path)
+    if "*" in other:
+        return frozenset()
+    return frozenset(name for name in read - module_level - set(imports)
+                     if not (name.startswith("__") and name.endswith("__")))  # `__file__`: the import system's
+
+
+def _declares_globals(path):
     import ast
 
     try:
         with open(path, "rb") as source:
             tree = ast.parse(source.read(1 << 24))
     except (OSError, SyntaxError, ValueError):
-        return []
-    imports, other = {}, set()
+        return True
+    return any(isinstance(node, ast.Global) for node in ast.walk(tree))
+
+
+def _dict_version_reader():
+    """A function giving a dict's version tag (PEP 509: every write to the dict changes it), read from the
+    object's memory as Python < 3.12 lays it out, after checking that layout on a dict of its own; None on
+    3.12 and later (its dict watchers see writes) or where the layout is not as expected."""
+    import sys
+
+    if sys.version_info >= (3, 12) or sys.maxsize < 2 ** 32:
+        return None
+    try:
+        import ctypes
+
+        word, offset = ctypes.c_uint64, 3 * ctypes.sizeof(ctypes.c_ssize_t)  # past refcount, type and size
+
+        def version(mapping, read=word.from_address, address=id):
+            return read(address(mapping) + offset).value
+
+        probe = {}
+        first = version(probe)
+        probe["written"] = 1
+        second = version(probe)
+        probe["written"] = 2
+        third = version(probe)
+        if not (first < second < third):
+            return None
+        return version
+    except Exception:
+        return None
+
+
+def _file_names(path):
+    """(module-level imports as in _module_imports, the names bound anywhere (with "*" for a star import), the
+    names bound at module level or declared global, the names read anywhere)."""
+    import ast
+
+    try:
+        with open(path, "rb") as source:
+            tree = ast.parse(source.read(1 << 24))
+    except (OSError, SyntaxError, ValueError):
+        return {}, {"*"}, set(), set()
+    imports, other, module_level, read = {}, set(), set(), set()
     statements = list(tree.body)
     while statements:
         node = statements.pop()
-        if isinstance(node, (ast.If, ast.Try, ast.With)) or type(node).__name__ == "TryStar":
+        if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(node).__name__ == "TryStar":
             for field in ("body", "orelse", "finalbody"):
                 statements += getattr(node, field, [])
             statements += [statement for handler in getattr(node, "handlers", []) for statement in handler.body]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            module_level.add(node.name)
+        else:
+            for child in ast.walk(node):  # its targets (and a walrus's), not a nested scope's
+                if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+                    module_level.add(child.id)
+                elif isinstance(child, ast.ExceptHandler) and child.name:
+                    module_level.add(child.name)
+        if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(node).__name__ == "TryStar":
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".", 1)[0]
@@ -213,15 +313,16 @@ def _module_imports(path):
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             other.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            other.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        elif isinstance(node, ast.Name):
+            (other if isinstance(node.ctx, (ast.Store, ast.Del)) else read).add(node.id)
+        elif isinstance(node, ast.Global):
+            other.update(node.names)
+            module_level.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
             other.update(node.names)
         elif isinstance(node, ast.alias) and node.name == "*":
             other.add("*")
-    if "*" in other:
-        return []  # a star import may bind anything
-    return [(name, sources) for name, sources in imports.items() if name not in other]
+    return imports, other, module_level, read
 
 
 def _imported(module_name, attribute, namespace):

@@ -13,10 +13,12 @@ test's code object included), and new files named like a module of the standard 
 from __future__ import annotations
 
 import ast
+import codecs
 import difflib
 import functools
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -97,7 +99,35 @@ def findings(rel: str, before: str | None, after: str) -> list[str]:
     return list(_SEEN[key])
 
 
+_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
+
+
+def _standard_text_encoding(name: str) -> bool:
+    """Whether `name` is one of Python's own text encodings (not one a program registers, nor a transform)."""
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        return False
+    return bool(getattr(info, "_is_text_encoding", True))  # the host registers no codec of a program's
+
+
+def _declared_encoding(text: str) -> tuple[int, str] | None:
+    """The source encoding a file's first two lines declare (PEP 263), as Python reads it, with its line."""
+    for number, line in enumerate(text.split("\n", 2)[:2], 1):
+        match = _CODING.match(line)
+        if match:
+            return number, match.group(1)
+        if line.strip() and not line.lstrip().startswith("#"):
+            return None
+    return None
+
+
 def _findings(rel: str, before: str | None, after: str) -> list[str]:
+    declared = _declared_encoding(after)
+    if declared is not None and not _standard_text_encoding(declared[1]):
+        # Python decodes the file with that codec (one the project registers as it runs) before it compiles it:
+        # what this look reads is not what runs
+        return [f"{rel}:{declared[0]}: declares the source encoding {declared[1]}, which hides what runs"]
     try:
         tree = ast.parse(after)
     except (SyntaxError, ValueError):

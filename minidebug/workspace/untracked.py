@@ -16,6 +16,8 @@ from pathlib import Path
 from ..store.removal import remove_at
 
 _DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_PATH = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FOLDER_MODE = 0o755  # every folder of the commit, after a reset: no bit (setgid, sticky, 0311) a program set stays
 Layout = dict[str, dict[str, str]]  # folder ("" the top) -> {name: git object type: "tree", "blob", "commit"}
 
 
@@ -62,6 +64,31 @@ def remove_untracked(root: Path, layout: Layout) -> None:
     finally:
         for fd, _, _ in stack:
             os.close(fd)
+
+
+def restore_folders(root: Path, layout: Layout, stamp_ns: int | None = None) -> None:
+    """Give the root and every folder of the commit the mode FOLDER_MODE and, with `stamp_ns`, that time: git
+    tracks neither, so a mode or time a program set on a folder would outlive the reset and reach the next
+    episode (and a folder a plain user may not read stops git). Never follows a link; what is not a real
+    folder where the commit has one is left to `remove_untracked` and git."""
+    folders = sorted(layout, key=lambda folder: folder.count("/"))
+    for folder in folders:
+        try:
+            handle = os.open(str(root / folder) if folder else str(root), _DIR_PATH)
+        except OSError:
+            continue
+        try:
+            if str(root / folder) != os.path.realpath(f"/proc/self/fd/{handle}") and folder:
+                continue  # reached through a link a program made on the way: not the commit's folder
+            path = f"/proc/self/fd/{handle}"  # this very folder: the descriptor is not a path to follow
+            try:
+                os.chmod(path, FOLDER_MODE)
+                if stamp_ns is not None:
+                    os.utime(path, ns=(stamp_ns, stamp_ns))
+            except OSError:
+                pass
+        finally:
+            os.close(handle)
 
 
 def _names(fd: int) -> list[str]:

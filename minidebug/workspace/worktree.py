@@ -23,7 +23,7 @@ from ..store.removal import remove_tree
 from ..store.venv import BUILD_PRODUCTS_EXCLUDE, lay_build_products
 from ..tasks.task import Task
 from .safefs import read_entry, remove_entry
-from .untracked import Layout, commit_layout, remove_untracked
+from .untracked import Layout, commit_layout, remove_untracked, restore_folders
 
 EPISODE_PREFIX = "minidebug-ep-"
 
@@ -62,6 +62,7 @@ class Workspace:
             # What the install built, laid in below, is never the agent's change.
             self._git_options = ("-c", f"core.excludesFile={excluded}") if excluded.is_file() else ()
             lay_build_products(prepared.venv, self.root)
+            self._folder_time = os.stat(self.root).st_mtime_ns  # every folder's time after a reset (see reset)
         except BaseException:
             self.close()
             raise
@@ -85,9 +86,10 @@ class Workspace:
 
     def reset(self) -> None:
         """Put the worktree back to the base commit: tracked files restored, everything else removed."""
-        remove_entry(self.dir, self.root.name + "/.git")
         if self._layout is None:
             self._layout = commit_layout(self.git("ls-tree", "-r", "-t", "-z", self.prepared.base_commit))
+        restore_folders(self.root, self._layout)  # walkable again, whatever mode a program gave a folder
+        remove_entry(self.dir, self.root.name + "/.git")
         remove_untracked(self.root, self._layout)  # before git, whose clean is slow on deep trees
         try:
             self.git("checkout", "--quiet", "--force", "--detach", self.prepared.base_commit)
@@ -98,6 +100,7 @@ class Workspace:
             self.git("clean", "-ffdxq")
         (self.root / ".git").write_text(self._dot_git)
         lay_build_products(self.venv, self.root)
+        restore_folders(self.root, self._layout, self._folder_time)  # modes and times as every episode starts
         for scratch in (self.home, self.tmp):
             remove_entry(self.dir, scratch.name)
             scratch.mkdir()
