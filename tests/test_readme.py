@@ -293,9 +293,13 @@ def run_python(block: Block, cwd: Path, env: dict[str, str]) -> None:
 
 
 # Whole framework runs that other tests make in the default run too (tests/test_inspect_cli.py runs README's
-# `inspect eval` command, tests/test_verifiers.py a scripted rollout): these blocks run with -m slow.
+# `inspect eval` command, tests/test_verifiers.py a scripted rollout), and the two longest command sequences,
+# whose commands the default run makes elsewhere (tests/test_batch.py: --resume, --rerun-failed, --sandbox,
+# --limit, Ray; tests/test_llm.py, test_agents.py and test_play_and_replay.py: the llm agent against a local
+# model, play, replay and the replay agent): these blocks run with -m slow.
 SLOW_BLOCKS = {"in-other-frameworks-inspect-ai-mini-swe-agent-skyrl-gym-verifiers-1",
-               "in-other-frameworks-inspect-ai-mini-swe-agent-skyrl-gym-verifiers-4"}
+               "in-other-frameworks-inspect-ai-mini-swe-agent-skyrl-gym-verifiers-4",
+               "many-episodes-1", "agents-people-and-replays-1"}
 
 
 @pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.slow) if block_id(b, BLOCKS) in SLOW_BLOCKS

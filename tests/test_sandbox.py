@@ -56,7 +56,8 @@ def test_pdb_and_probes_work_inside(env):
 
 
 @pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")
-@pytest.mark.parametrize("name", bundled_task_names()[::10])
+@pytest.mark.parametrize("name", [name if index == 0 else pytest.param(name, marks=pytest.mark.slow)
+                                  for index, name in enumerate(bundled_task_names()[::10])])  # more with -m slow
 def test_bundled_tasks_pass_check_under_landlock(name, cache_dir):
     report = check_task(load_task(name), cache_dir=cache_dir, sandbox="landlock")
     assert report.ok, format_reports([report])

@@ -18,7 +18,7 @@ def snapshot_settled(env, bare):
     return snapshot(bare)
 
 
-@pytest.mark.parametrize("cycles", [8, pytest.param(30, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("cycles", [5, pytest.param(30, marks=pytest.mark.slow)])
 def test_reset_edit_eval_cycles_and_make_close_cycles_leak_nothing(calc_task, cache_dir, cycles):
     """(`-m slow` runs more cycles.)"""
     with minidebug.make(calc_task, cache_dir=cache_dir, max_steps=10**6) as env:
