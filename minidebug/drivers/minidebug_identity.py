@@ -255,9 +255,13 @@ def _dict_version_reader():
         import ctypes
 
         word, offset = ctypes.c_uint64, 3 * ctypes.sizeof(ctypes.c_ssize_t)  # past refcount, type and size
+        views = {}  # id(mapping) -> (mapping, a view of its tag): made once (each making is an audit event)
 
         def version(mapping, read=word.from_address, address=id):
-            return read(address(mapping) + offset).value
+            found = views.get(address(mapping))
+            if found is None or found[0] is not mapping:
+                found = views[address(mapping)] = (mapping, read(address(mapping) + offset))
+            return found[1].value
 
         probe = {}
         first = version(probe)
