@@ -75,6 +75,8 @@ def test_rollouts_at_once_share_nothing(cache_dir):
 
 
 def test_rows_and_bad_input():
+    with pytest.raises(UsageError, match="'bogus'"):  # refused when the rows are made, not at a rollout
+        dataset_rows(["sum_tree"], make={"strategy": "bogus"})
     rows = dataset_rows(["sum_tree", "late_handlers"], make={"strategy": "rewrite"})
     assert [r["task"] for r in rows] == ["sum_tree", "late_handlers"] and rows[0]["env_class"] == "minidebug"
     with pytest.raises(ValueError, match='extras\\["task"\\]'):

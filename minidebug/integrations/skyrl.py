@@ -83,7 +83,12 @@ class MinidebugTextEnv(BaseTextEnv):
 
 
 def dataset_rows(tasks: Iterable[str], make: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Rows of a SkyRL dataset, one per task: the system prompt, env_class "minidebug", and the task."""
+    """Rows of a SkyRL dataset, one per task: the system prompt, env_class "minidebug", and the task.
+
+    Raises:
+        UsageError: `make` names a strategy the adapter cannot run (as the env would, at the first rollout).
+    """
+    adapter_strategy(dict(make or {}).get("strategy", "debug"), "the SkyRL adapter")
     return [{"prompt": [{"role": "system", "content": SYSTEM_PROMPT}], "env_class": ENV_CLASS,
              "task": str(task), "make": dict(make or {})} for task in tasks]
 
