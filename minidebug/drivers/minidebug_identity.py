@@ -64,7 +64,7 @@ class Genuine:
         self._real = {}
         self._imports = {}  # real path -> [(name, [(module, attribute or None)])] (see _module_imports)
         self._unbound = {}  # real path -> the names the file reads and never binds (see _unbound_reads)
-        self._globals = {}  # real path -> whether the file's functions declare `global` names
+        self._names = {}  # real path -> what _file_names read of it (each file is parsed once a run)
         self._version = _dict_version_reader()
 
     def real(self, path):
@@ -132,7 +132,7 @@ class Genuine:
         if imports is None:
             if self._judge(path) is not False:  # written while the tests ran: not the source that was run
                 return "its file was written during the run"
-            imports = self._imports[path] = _module_imports(path)
+            imports = self._imports[path] = _module_imports(self._file(path))
         for name, sources in imports:
             bound, known = namespace.get(name, namespace), False
             for module_name, attribute in sources:
@@ -157,10 +157,12 @@ class Genuine:
 
     def writes_its_globals(self, path):
         """Whether the file's own code may write its namespace as a test runs (a `global` statement)."""
-        path = self.real(path)
-        found = self._globals.get(path)
+        return bool(self._file(self.real(path))[4])
+
+    def _file(self, path):
+        found = self._names.get(path)
         if found is None:
-            found = self._globals[path] = _declares_globals(path)
+            found = self._names[path] = _file_names(path)
         return found
 
     def _shadow_problem(self, path, namespace):
@@ -169,7 +171,7 @@ class Genuine:
         holds none."""
         unbound = self._unbound.get(path)
         if unbound is None:
-            unbound = self._unbound[path] = _unbound_reads(path)
+            unbound = self._unbound[path] = _unbound_reads(self._file(path))
         for name in unbound:
             if name in namespace:
                 return f"its module holds {name}, which its file reads but never binds (put there by other code)"
@@ -213,34 +215,25 @@ class Genuine:
         return None
 
 
-def _module_imports(path):
-    """[(name, [(absolute or relative module name, attribute or None)])]: the names the file binds by
-    module-level imports only (not `*`, not also assigned, defined or declared global anywhere)."""
-    imports, other, _, _ = _file_names(path)
+def _module_imports(names):
+    """[(name, [(absolute or relative module name, attribute or None)])]: the names the file (`names`: what
+    _file_names read of it) binds by module-level imports only (not `*`, not also assigned, defined or declared
+    global anywhere)."""
+    imports, other, _, _, _ = names
     if "*" in other:
         return []  # a star import may bind anything
     return [(name, sources) for name, sources in imports.items() if name not in other]
 
 
-def _unbound_reads(path):
-    """The names the file reads that no module-level statement of it binds (nor a `global`, nor an import):
+def _unbound_reads(names):
+    """The names the file (`names`: what _file_names read of it) reads that no module-level statement of it
+    binds (nor a `global`, nor an import):
     what it means as the built-ins (or as nothing). Empty when a star import may bind anything."""
-    imports, other, module_level, read = _file_names(path)
+    imports, other, module_level, read, _ = names
     if "*" in other:
         return frozenset()
     return frozenset(name for name in read - module_level - set(imports)
                      if not (name.startswith("__") and name.endswith("__")))  # `__file__`: the import system's
-
-
-def _declares_globals(path):
-    import ast
-
-    try:
-        with open(path, "rb") as source:
-            tree = ast.parse(source.read(1 << 24))
-    except (OSError, SyntaxError, ValueError):
-        return True
-    return any(isinstance(node, ast.Global) for node in ast.walk(tree))
 
 
 def _dict_version_reader():
@@ -278,19 +271,22 @@ def _dict_version_reader():
 
 def _file_names(path):
     """(module-level imports as in _module_imports, the names bound anywhere (with "*" for a star import), the
-    names bound at module level or declared global, the names read anywhere)."""
+    names bound at module level or declared global, the names read anywhere, the names declared `global`);
+    for a file that cannot be read, a star import and a `global` (nothing can be told of it)."""
     import ast
 
     try:
         with open(path, "rb") as source:
             tree = ast.parse(source.read(1 << 24))
     except (OSError, SyntaxError, ValueError):
-        return {}, {"*"}, set(), set()
-    imports, other, module_level, read = {}, set(), set(), set()
+        return {}, {"*"}, set(), set(), {"*"}
+    imports, other, module_level, read, declared = {}, set(), set(), set(), set()
     statements = list(tree.body)
     while statements:
         node = statements.pop()
-        if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(node).__name__ == "TryStar":
+        compound = isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) \
+            or type(node).__name__ == "TryStar"
+        if compound:
             for field in ("body", "orelse", "finalbody"):
                 statements += getattr(node, field, [])
             statements += [statement for handler in getattr(node, "handlers", []) for statement in handler.body]
@@ -302,7 +298,7 @@ def _file_names(path):
                     module_level.add(child.id)
                 elif isinstance(child, ast.ExceptHandler) and child.name:
                     module_level.add(child.name)
-        if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(node).__name__ == "TryStar":
+        if compound:
             continue
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -322,11 +318,12 @@ def _file_names(path):
         elif isinstance(node, ast.Global):
             other.update(node.names)
             module_level.update(node.names)
+            declared.update(node.names)
         elif isinstance(node, ast.Nonlocal):
             other.update(node.names)
         elif isinstance(node, ast.alias) and node.name == "*":
             other.add("*")
-    return imports, other, module_level, read
+    return imports, other, module_level, read, declared
 
 
 def _imported(module_name, attribute, namespace):

@@ -7,7 +7,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.trajectory import EpisodeOutcome, episode_id
+from ..core.trajectory import (
+    Action,
+    EpisodeOutcome,
+    HeaderRecord,
+    ResultRecord,
+    StepInfo,
+    StepRecord,
+    TrajectoryWriter,
+    episode_id,
+)
 from ..tasks.select import task_set
 from ..tasks.task import Task
 
@@ -43,14 +52,6 @@ def run_episode(task: Task, agent_name: str = "oracle", out_dir: Path | None = N
     """
     from ..agents import Agent, load_agent
     from ..core.make import make
-    from ..core.trajectory import (
-        Action,
-        HeaderRecord,
-        ResultRecord,
-        StepInfo,
-        StepRecord,
-        TrajectoryWriter,
-    )
 
     started = time.monotonic()
     options = dict(agent_options or {})

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .reaper import OWNER_FILE, owned_temp_dir, shielded
+from .reaper import owned_temp_dir, remove_owned_dir
 
 PREFIX = "minidebug-proc-"
 COUNTERS = ("meminfo", "stat", "vmstat", "loadavg", "zoneinfo", "buddyinfo", "pagetypeinfo", "diskstats",
@@ -109,13 +109,4 @@ class FrozenCounters:
 
     def close(self) -> None:
         """Remove the folder (the owner file last; programs only ever saw it read-only). Idempotent."""
-        with shielded():
-            for folder, _, files in os.walk(self.dir, topdown=False):
-                for name in files:
-                    if not (folder == str(self.dir) and name == OWNER_FILE):
-                        os.unlink(os.path.join(folder, name))
-                if folder != str(self.dir):
-                    os.rmdir(folder)
-            if self.dir.is_dir():
-                (self.dir / OWNER_FILE).unlink(missing_ok=True)
-                os.rmdir(self.dir)
+        remove_owned_dir(self.dir)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .reaper import OWNER_FILE, owned_temp_dir, shielded
+from .reaper import owned_temp_dir, remove_owned_dir
 
 NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
 PREFIX = "minidebug-dev-"
@@ -54,8 +54,4 @@ class PrivateDevices:
 
     def close(self) -> None:
         """Remove the folder and its nodes (the owner file last). Idempotent."""
-        with shielded():
-            for entry in sorted(os.listdir(self.dir) if self.dir.is_dir() else [], key=lambda name: name == OWNER_FILE):
-                os.unlink(self.dir / entry)
-            if self.dir.is_dir():
-                os.rmdir(self.dir)
+        remove_owned_dir(self.dir)

@@ -78,6 +78,21 @@ def owned_temp_dir(prefix: str, parent: Path | None = None) -> Path:
     return folder
 
 
+def remove_owned_dir(folder: Path) -> None:
+    """Remove a folder `owned_temp_dir` made that programs only ever saw read-only (device nodes, frozen /proc
+    files), its owner file last, whatever a stop signal does meanwhile. Idempotent."""
+    with shielded():
+        for parent, _, files in os.walk(folder, topdown=False):
+            for name in files:
+                if not (parent == str(folder) and name == OWNER_FILE):
+                    os.unlink(os.path.join(parent, name))
+            if parent != str(folder):
+                os.rmdir(parent)
+        if os.path.isdir(folder):
+            (folder / OWNER_FILE).unlink(missing_ok=True)
+            os.rmdir(folder)
+
+
 _SHIELDED: list[int] = []  # shielded blocks the main thread is in
 _DEFERRED: list[int] = []  # a stop that came meanwhile
 

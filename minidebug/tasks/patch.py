@@ -54,7 +54,6 @@ class FilePatch:
     old_path: str | None  # None for a new file
     new_path: str | None  # None for a deleted file
     hunks: list[Hunk] = field(default_factory=list)
-    no_newline_at_end: bool = False  # the new file lacks a final newline
 
 
 def _strip_prefix(path: str) -> str | None:
@@ -102,8 +101,6 @@ def parse_patch(text: str) -> list[FilePatch]:
             kind = hunk.lines[-1][:1]
             hunk.old_ends_bare |= kind in ("-", " ")
             hunk.new_ends_bare |= kind in ("+", " ")
-            if kind in ("+", " "):
-                current.no_newline_at_end = True
         i += 1
     if not patches:
         raise ValueError("no '--- a/...' / '+++ b/...' file header found")
@@ -236,4 +233,4 @@ def relocated(text: str, file_patch: FilePatch) -> FilePatch:
         hunk = spot.hunk
         hunks.append(replace(hunk, old_start=old_line if hunk.old_count else old_line - 1,
                              new_start=spot.line if hunk.new_count else spot.line - 1, lines=list(hunk.lines)))
-    return FilePatch(file_patch.old_path, file_patch.new_path, hunks, file_patch.no_newline_at_end)
+    return FilePatch(file_patch.old_path, file_patch.new_path, hunks)
