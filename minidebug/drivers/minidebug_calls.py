@@ -90,7 +90,7 @@ def plugin(genuine, state, report, function_type, path_of, agents):
                 report(why)
                 fail(outcome, why)
                 return
-            for finding in state.tracers():  # one set while the test ran (a trace function rewrites its frames)
+            for finding in state.frame_hooks():  # one set while the test ran (a trace function rewrites its frames)
                 report(f"{item.nodeid}: {finding}")
             returned = called.pop(id(item), None)
             if not isinstance(item, function_type) or type(item).__name__ == "TestCaseFunction":

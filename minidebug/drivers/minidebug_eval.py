@@ -4,8 +4,9 @@ minidebug_unittest, which reuses everything below).
 
 Started as `python -s -B minidebug_eval.py` (by path, so only this folder is on sys.path) with
 MINIDEBUG_EVAL_FD naming a socket. The host sends the run's settings over it as one JSON line; the
-outcomes go back over the same socket, prefixed with a nonce that only came over the socket, so that
-nothing the tests import can stand in for the report by writing a file or printing text. Each outcome is
+outcomes go back over the same socket, each line tagged with a key that only came over the socket (see
+minidebug_protocol), so that nothing the tests import can stand in for the report by writing a file, printing
+text, or writing to the socket itself (its descriptor is no secret in this process). Each outcome is
 also sent the moment it is recorded, so an outcome changed in memory later shows as a mismatch. pytest is
 imported before any folder of the project is put on sys.path, so no file of the project can replace it, and
 from then on no bytecode is read at all: none in the project, none the run itself writes. (With
@@ -20,6 +21,9 @@ import gc
 import json
 import os
 import sys
+from itertools import count
+
+from minidebug_protocol import tag
 
 
 def recorder(stream, flag):
@@ -143,12 +147,16 @@ def _read_no_bytecode_from_now_on(pycache, preload, learned=()):
     sys.pycache_prefix = pycache
 
 
-def _sender(fd, nonce):
-    """send(kind, text): one line to the host, `nonce kind text`, written whole; and stream(test, outcome) and
-    flag(finding), its two uses by the recorder. Each holds what it needs as default values, never as closure
-    cells (see `recorder`)."""
-    def send(kind, text, _fd=fd, _nonce=nonce, _write=os.write, _encode=str.encode):
-        data = memoryview(_nonce + kind + _encode(text.replace("\n", " "), "utf-8", "replace") + b"\n")
+def _sender(fd, key):
+    """send(kind, text): one line to the host, tagged (see minidebug_protocol) and written whole; and
+    stream(test, outcome) and flag(finding), its two uses by the recorder. Each holds what it needs as default
+    values, never as closure cells (see `recorder`)."""
+    numbers = count()
+
+    def send(kind, text, _fd=fd, _key=key, _number=numbers.__next__, _tag=tag, _write=os.write,
+             _encode=str.encode):
+        line = kind + _encode(text.replace("\n", " "), "utf-8", "replace")
+        data = memoryview(_tag(_key, _number(), line) + line + b"\n")
         while data:
             data = data[_write(_fd, data):]
 
@@ -167,7 +175,7 @@ def run(fd, settings):
     project's folders would shadow is dropped again, so the project's own file is imported. With `runner`
     "django", the run is of `script` (relative to the tree) with `args` instead (see minidebug_unittest)."""
     _not_dumpable()  # what the tests start (same user, no capability) cannot read or trace this process
-    send, stream, flag = _sender(fd, settings.pop("nonce").encode())
+    send, stream, flag = _sender(fd, bytes.fromhex(settings.pop("key")))
     script = settings["script"] if settings.get("runner") == "django" else None
     learned = settings.get("learned", [])
     if settings.get("project_pytest"):  # the project is pytest: its own code runs its tests, from source
@@ -371,7 +379,7 @@ _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 def _not_dumpable():
     """No other process without a capability may read this one's memory (`/proc/PID/mem`,
     `process_vm_readv`), trace it, or take its descriptors (`pidfd_getfd`): not the programs the tests
-    start, which run as the same user and could otherwise take the report's nonce and socket."""
+    start, which run as the same user and could otherwise take the report's key and socket."""
     import ctypes
 
     if ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:

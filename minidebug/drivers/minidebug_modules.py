@@ -11,7 +11,9 @@ that trusted code made (a test's `monkeypatch` of `sys.modules`, a plugin's find
 """
 
 import builtins
+import functools
 import operator
+import signal
 import sys
 import types
 from importlib import machinery
@@ -46,6 +48,9 @@ def class_namespace(klass):
 
 _class_dict = class_namespace
 _MODULE, _FUNCTION, _METHOD = types.ModuleType, types.FunctionType, types.MethodType
+_PARTIAL = functools.partial
+_BUILTIN_CALLABLES = (types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType,
+                      types.MethodDescriptorType)
 
 
 def _is(value, kinds):
@@ -131,6 +136,8 @@ class ModuleState:
         self._keys, self._values, self._count = (), (), 0
         self._meta, self._hooks = (), ()
         self._task_files = frozenset()
+        self._signals = _signal_numbers()
+        self._handlers = ()
 
     def start(self):
         """Take the state to compare with (before any code of the project runs)."""
@@ -138,6 +145,7 @@ class ModuleState:
         self._keys, self._values, self._count = tuple(modules), tuple(modules.values()), len(modules)
         self._meta, self._hooks = tuple(sys.meta_path), tuple(sys.path_hooks)
         self._finders = tuple(namespace["find_spec"] for namespace in self._finder_classes)
+        self._handlers = tuple(map(signal.getsignal, self._signals))
 
     def task_files(self, paths):
         """The files of the tree that are the task's (its test modules and conftest files): their modules'
@@ -168,23 +176,31 @@ class ModuleState:
             self._hooks = tuple(sys.path_hooks)
         if builtins.__import__ is not self._import and agent_code(builtins.__import__, self._judge):
             found.append("builtins.__import__ was replaced")
-        found += self.tracers()
+        found += self.frame_hooks()
         path_finder, file_finder = self._finder_classes
         if path_finder.get("find_spec") is not self._finders[0] or file_finder.get("find_spec") is not self._finders[1]:
             found.append("importlib's path finders were replaced")
         return found
 
-    def tracers(self):
-        """The trace and profile functions set now (this thread's, and those new threads get) that are not a
-        venv package's (a coverage tool's): none of the standard library's tools nor any code of the agent's
-        runs as one beside the tests, however it was installed (a finalizer can install one with no code of the
-        agent's on the stack)."""
+    def frame_hooks(self):
+        """What is set now that is handed the running code's frames, from which everything on the stack can be
+        reached: trace and profile functions (this thread's, and those new threads get) that are not a venv
+        package's (a coverage tool's), so none of the standard library's tools nor any code of the agent's,
+        however it was installed (a finalizer can install one with no code of the agent's on the stack); and
+        signal handlers other than trusted code's (see `_trusted_handler`) set since the last check."""
         threading = sys.modules.get("threading")
         hooks = (("trace", sys.gettrace()), ("profile", sys.getprofile()),
                  ("thread trace", getattr(threading, "_trace_hook", None)),
                  ("thread profile", getattr(threading, "_profile_hook", None)))
-        return [f"a {what} function is set ({_described(hook)})" for what, hook in hooks
-                if hook is not None and not _venv_code(hook, self._judge)]
+        found = [f"a {what} function is set ({_described(hook)})" for what, hook in hooks
+                 if hook is not None and not _venv_code(hook, self._judge)]
+        handlers = tuple(map(signal.getsignal, self._signals))
+        if not all(map(operator.is_, handlers, self._handlers)):
+            found += [f"a handler of signal {number} is set ({_described(handler)})"
+                      for number, handler, old in zip(self._signals, handlers, self._handlers)
+                      if handler is not old and not _trusted_handler(handler, self._judge)]
+            self._handlers = handlers
+        return found
 
     def _modules_changed(self, modules):
         found, before = [], dict(zip(self._keys, self._values))
@@ -208,6 +224,30 @@ def _venv_code(value, judge):
     filename = value.__code__.co_filename if type(value) is _FUNCTION else class_file(type(value))
     return type(filename) is str and ("/site-packages/" in filename or "/dist-packages/" in filename) \
         and judge(filename) is False
+
+
+def _signal_numbers():
+    """The signals a handler can be set for."""
+    valid = getattr(signal, "valid_signals", None)  # Python >= 3.8
+    numbers = valid() if valid else range(1, signal.NSIG)
+    return tuple(number for number in numbers if number not in (signal.SIGKILL, signal.SIGSTOP))
+
+
+def _trusted_handler(handler, judge):
+    """Whether a signal handler is the default's, ignoring, Python's own for SIGINT, or a function or
+    callable object of a trusted file (`judge`). Anything else (a function of the agent's, a built-in method
+    that would keep the frame in some object: `frames.append`) may hand a frame to the agent's code."""
+    if _is(handler, int) or handler is signal.default_int_handler:
+        return True
+    handler = unwrapped(handler)
+    while type(handler) is _PARTIAL:
+        handler = handler.func
+    if type(handler) is _FUNCTION:
+        return judge(handler.__code__.co_filename) is False
+    if type(handler) in _BUILTIN_CALLABLES:
+        return False
+    filename = class_file(type(handler))
+    return type(filename) is str and judge(filename) is False
 
 
 def _described(value):

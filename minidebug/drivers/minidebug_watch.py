@@ -84,6 +84,7 @@ class Watch:
         very state: a warm interpreter takes it once, and each forked child starts from that state);
         `writes`: the watchers of writes, made by `prepared_writes()` likewise."""
         self.findings = []
+        self._fd, self._socket = fd, _identity(fd)
         self._tree = tree.rstrip("/") + "/"
         self._judge = _judge_maker(tree, agent_files)
         self._report = _reporter(send, self.findings, tree)
@@ -175,10 +176,21 @@ class Watch:
         before = {**self.pristine.copies, **{name: copy for name, _, copy in self._before}}
         for change in agent_values(outside, self._judge, before, self._tree):
             self._report("", 0, change)
+        if _identity(self._fd) != self._socket:  # what the driver sends goes elsewhere (see minidebug_protocol)
+            self._report("", 0, "the eval's report socket was replaced during the run")
         if not self.pristine.intact():
             self._report("", 0, "importlib's loading of modules (_load_unlocked) was replaced during the run")
         for change in poisoned_caches():
             self._report("", 0, change)
+
+
+def _identity(fd):
+    """The file a descriptor refers to, or None."""
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _path(item):

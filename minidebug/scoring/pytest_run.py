@@ -5,12 +5,13 @@ The run goes through the `minidebug_eval` driver: plugin autoloading off (the ve
 explicitly), no cache provider, no user site, no bytecode written, and pytest imported before any folder of
 the project is on sys.path; from then on no bytecode is read at all (`sys.pycache_prefix`, which pytest's
 assertion-rewrite cache follows too, points where no file can exist), so none that the tree holds or that the
-run itself writes is ever run. The outcomes come back over a socket with a nonce, not through a file or the
-printed output.
+run itself writes is ever run. The outcomes come back over a socket in lines tagged with a per-run key, not
+through a file or the printed output.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import secrets
 import socket
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..drivers.minidebug_protocol import TAG_SIZE, tag
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import episode_environ
 from ..store.venv import pytest_plugins
@@ -106,10 +108,10 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         runner = {"args": [*read.args, "-p", "no:cacheprovider", *plugins, *extra,
                            *(("--collect-only", "-q") if collect_only else ())]}
     host, child = socket.socketpair()
-    nonce = secrets.token_hex(16)
+    key = secrets.token_bytes(32)
     try:
         env["MINIDEBUG_EVAL_FD"] = str(child.fileno())
-        settings = {"nonce": nonce, "sys_path": sys_path, "project_pytest": project_pytest,
+        settings = {"key": key.hex(), "sys_path": sys_path, "project_pytest": project_pytest,
                     "child_path": sys_path if source_layout or project_pytest else [],
                     "pycache": NO_BYTECODE, "preload": list(preload), "learned": list(learned),
                     "learn": learn, "agent_files": [str(tree / rel) for rel in agent_files],
@@ -141,7 +143,7 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
         except OSError:
             pass
         host.close()
-    report, findings = _parse(b"".join(received), nonce.encode())
+    report, findings = _parse(b"".join(received), key)
     if report is None:
         return PytestRun(None, output, suspicious=tuple(findings), forked=forked is not None)
     return PytestRun(report["tests"], output, tuple(map(str, report.get("collect_errors", []))),
@@ -171,18 +173,24 @@ def _read_all(sock: socket.socket, into: list[bytes]) -> None:
         pass
 
 
-def _parse(data: bytes, nonce: bytes) -> tuple[dict | None, list[str]]:
-    """The run's report (None if it sent none) and its findings, from the driver's lines: `nonce!finding`,
-    `nonce=[test, outcome]` as each outcome was recorded, and `nonce{report}` at the end.
+def _parse(data: bytes, key: bytes) -> tuple[dict | None, list[str]]:
+    """The run's report (None if it sent none) and its findings, from the driver's tagged lines (see
+    minidebug_protocol): `!finding`, `=[test, outcome]` as each outcome was recorded, and `{report}` at the end.
 
-    A test's outcome is never "passed" once a line said otherwise, and a report that disagrees with the
-    outcomes sent as the tests ran is a finding (its tests keep the outcome that is not "passed")."""
+    A line whose tag is not the driver's next one was written by other code (or the driver's was lost or
+    moved): it is a finding, and what it says is ignored. An unfinished last line (the run ended as it was
+    written) is ignored. A test's outcome is never "passed" once a line said otherwise, and a report that
+    disagrees with the outcomes sent as the tests ran is a finding (its tests keep the outcome that is not
+    "passed")."""
     streamed: dict[str, str]
-    report, findings, streamed = None, [], {}
-    for line in data.splitlines():
-        if not line.startswith(nonce):
+    report, findings, streamed, number = None, [], {}, 0
+    for line in data.split(b"\n")[:-1]:
+        if not hmac.compare_digest(line[:TAG_SIZE], tag(key, number, line[TAG_SIZE:])):
+            findings.append("the eval's report channel carried a line the driver did not write there "
+                            "(or one of its lines was lost or moved)")
             continue
-        kind, body = line[len(nonce):len(nonce) + 1], line[len(nonce) + 1:]
+        number += 1
+        kind, body = line[TAG_SIZE:TAG_SIZE + 1], line[TAG_SIZE + 1:]
         try:
             if kind == b"!":
                 findings.append(body.decode("utf-8", "replace"))
