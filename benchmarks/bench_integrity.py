@@ -30,11 +30,21 @@ from minidebug.store import treeguard
 # snapshot, after-run checks); everything else alike (the watch's module is imported in both, as eval
 # imports it ahead of the run in its warm interpreter). A finding is printed, so a false one shows.
 WATCHED_RUN = """\
-import gc, os, sys
+import gc, os, sys, time
 sys.path.insert(0, sys.argv[1])
 import pytest
 from minidebug_watch import Watch
-watch = Watch(lambda finding: print("finding:", finding), -1, os.getcwd(), []) if sys.argv[2] != "plain" else None
+ahead = None
+if sys.argv[2] == "ahead":  # what a warm interpreter reads of the test modules before it forks (minidebug_ahead)
+    import ast, glob
+    from minidebug_ahead import names_ahead
+    from minidebug_identity import names_in
+    sources = {os.path.realpath(path): open(path, "rb").read() for path in glob.glob("test_*.py")}
+    ahead = names_ahead({path: ("rewrite", source, None, names_in(ast.parse(source)))
+                         for path, source in sources.items()})
+start = time.perf_counter()  # the run itself, as a forked eval's (everything above is done ahead there)
+watch = Watch(lambda finding: print("finding:", finding), -1, os.getcwd(), [],
+              names_ahead=ahead) if sys.argv[2] != "plain" else None
 plugins = watch.plugins() if watch else []
 if sys.argv[2] == "unchecked":  # the watch without its checks of each test's call (minidebug_calls)
     plugins = plugins[:1]
@@ -42,6 +52,7 @@ gc.freeze()  # as the eval driver does before the run
 code = pytest.main(["-q", "-p", "no:cacheprovider"], plugins=plugins)
 if watch:
     watch.finish()
+print("run ms", (time.perf_counter() - start) * 1000)
 """
 
 
@@ -91,15 +102,22 @@ def watch_rows(env, runs: int) -> list:
                                                         cwd=tree, env=venv_env, capture_output=True), 1)
             rows.append(row(f"pytest run with the forgery watch, {label}", watched, "the same run without it",
                             plain))
-        checked, unchecked = [], []
+        run = [python, "-B", str(script), str(drivers)]
+
+        def run_ms(mode: str) -> float:  # the run as the script times it (not the interpreter's start)
+            output = subprocess.run(run + [mode], cwd=many_tree, env=venv_env, capture_output=True, text=True).stdout
+            assert "finding:" not in output, output
+            return float(output.rsplit("run ms", 1)[1])
+
+        checked, ahead, unchecked = [], [], []
         for _ in range(runs):
-            run = [python, "-B", str(script), str(drivers)]
-            unchecked += timed(lambda: subprocess.run(run + ["unchecked"], cwd=many_tree, env=venv_env,
-                                                      capture_output=True), 1)
-            checked += timed(lambda: subprocess.run(run + ["watch"], cwd=many_tree, env=venv_env,
-                                                    capture_output=True), 1)
-        rows.append(row("pytest run with the watch, 2,000 tests", checked,
-                        "the same run without the checks at each test's call", unchecked))
+            unchecked.append(run_ms("unchecked"))
+            checked.append(run_ms("watch"))
+            ahead.append(run_ms("ahead"))
+        baseline = "the same run without the checks at each test's call"
+        rows.append(row("the checks at each test's call, 2,000 tests, test module read ahead (a forked eval)",
+                        ahead, baseline, unchecked))
+        rows.append(row("the same, test module read in the run (a fresh eval)", checked, baseline, unchecked))
         return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)

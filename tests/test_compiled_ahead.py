@@ -1,5 +1,6 @@
 """The task's own files compiled ahead by the warm interpreter: a forked run gets that code only for a file
-whose bytes are the task's own, compiles what the agent changed, and shows the warnings compiling gives."""
+whose bytes are the task's own, compiles what the agent changed, and shows the warnings compiling gives. What
+the watch reads of a test module (it parses the file: a compile event too) is read ahead likewise."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def test_a_forked_run_compiles_only_what_the_agent_changed(make_env, task_dir, s
     fresh = make_env(task, sandbox=sandbox, eval_mode="fresh")
     fresh.reset()
     first = fresh.evaluate()  # the task's first eval learns which of the tree's files the tests import
-    assert not first.forked and compiled(first) == "COMPILED ['calc.py', 'helper.py']"
+    assert not first.forked and compiled(first) == "COMPILED ['calc.py', 'helper.py', 'test_calc.py']"
     env = make_env(task, sandbox=sandbox, terminate_on_success=False)
     env.reset()
     again = env.evaluate()
@@ -70,7 +71,7 @@ def test_fresh_runs_compile_every_file(make_env, task_dir):
     env.reset()
     for _ in range(2):
         result = env.evaluate()
-        assert not result.forked and compiled(result) == "COMPILED ['calc.py', 'helper.py']"
+        assert not result.forked and compiled(result) == "COMPILED ['calc.py', 'helper.py', 'test_calc.py']"
 
 
 def test_a_file_whose_compiling_warns_is_compiled_in_each_run_with_its_warning(make_env, task_dir):
@@ -81,8 +82,9 @@ def test_a_file_whose_compiling_warns_is_compiled_in_each_run_with_its_warning(m
     env.reset()
     fresh = env.evaluate()
     forked = env.evaluate()
-    assert compiled(fresh) == "COMPILED ['calc.py', 'helper.py']"
-    assert forked.forked and compiled(forked) == "COMPILED ['helper.py']"  # calc.py's code was compiled ahead
+    assert compiled(fresh) == "COMPILED ['calc.py', 'helper.py', 'test_calc.py']"
+    # calc.py's code was compiled ahead; the test module's compiling warned, so it is compiled (and read) in the run
+    assert forked.forked and compiled(forked) == "COMPILED ['helper.py', 'test_calc.py']"
     for result in (fresh, forked):  # pytest's warning from rewriting the test module's asserts shows each time
         assert "assertion is always true" in result.output, result.output[-3000:]
         assert "invalid escape sequence" in result.output, result.output[-3000:]

@@ -20,12 +20,15 @@ import os
 import sys
 import warnings
 
+from minidebug_identity import names_in
+
 PLAIN, REWRITTEN = "plain", "rewrite"
 
 
 def compile_ahead(files):
-    """{path: (kind, source bytes, code)} for the [path, kind, base64 bytes] the host sent; a file that does
-    not compile, or whose compiling warned, is left out."""
+    """{path: (kind, source bytes, code, names)} for the [path, kind, base64 bytes] the host sent, `names`
+    what the watch reads of a test module or conftest (see minidebug_identity.names_in), else None; a file
+    that does not compile, or whose compiling warned, is left out."""
     rewrite_asserts = _rewrite_asserts()
     compiled = {}
     for path, kind, data in files:
@@ -35,8 +38,10 @@ def compile_ahead(files):
         try:
             with warnings.catch_warnings(record=True) as warned:
                 warnings.simplefilter("always")
+                names = None
                 if kind == REWRITTEN:  # as pytest's _rewrite_test does, without a config: no assertion-pass hook
                     tree = ast.parse(source, filename=path)
+                    names = names_in(tree)  # what the watch reads of a test module, before the rewriting
                     rewrite_asserts(tree, source, path, None)
                     code = compile(tree, path, "exec", dont_inherit=True)
                 else:  # as SourceLoader.source_to_code does
@@ -44,7 +49,7 @@ def compile_ahead(files):
         except Exception:  # noqa: BLE001 - the run compiles it and meets the error itself
             continue
         if not warned:
-            compiled[path] = (kind, source, code)
+            compiled[path] = (kind, source, code, names)
     return compiled
 
 
@@ -114,6 +119,20 @@ def install(compiled):
         rewrite._rewrite_test = _rewrite_test
         hooks.append(_rewrite_test)
     return hooks
+
+
+def names_ahead(compiled):
+    """A function giving, for a file's path and bytes, what minidebug_identity.names_in found in exactly those
+    bytes ahead (None for any other), holding them as its default value; None where there are none."""
+    known = {path: (entry[1], entry[3]) for path, entry in compiled.items() if entry[3] is not None}
+    if not known:
+        return None
+
+    def ahead(path, source, _known=known):
+        entry = _known.get(path)
+        return entry[1] if entry is not None and entry[0] == source else None
+
+    return ahead
 
 
 def tree_modules(tree):

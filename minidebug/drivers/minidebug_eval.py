@@ -125,6 +125,7 @@ def _receive(fd):
 
 
 _AHEAD_HOOKS = []  # the functions that hold the code a warm interpreter compiled ahead (see minidebug_ahead)
+_AHEAD_NAMES = [None]  # and the one that holds what the watch reads of its test modules
 _LEARNED_LOADED = set()  # every module importing the learned ones loaded (see _read_no_bytecode_from_now_on)
 _WARM_STATE = []  # in a warm interpreter: the watch's snapshot and watchers every forked child starts from
 
@@ -198,7 +199,7 @@ def run(fd, settings):
     dumps = json.dumps
     before, writes = (None, None) if unittest_runner or not _WARM_STATE else _WARM_STATE.pop()
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
-                  unittest_runner.GUARDED if unittest_runner else (), before, writes)
+                  unittest_runner.GUARDED if unittest_runner else (), before, writes, _AHEAD_NAMES[0])
     checks = watch.plugins()
     tree = os.getcwd()
     _drop_shadowed(sorted(_LEARNED_LOADED | set(learned)),
@@ -212,7 +213,7 @@ def run(fd, settings):
         recorded, holders = unittest_runner.recorder(stream, flag, watch.untrusted, settings.get("collect_only"))
     else:
         plugin, recorded, holders = recorder(stream, flag)
-    watch.protect(send, stream, flag, *holders, *_AHEAD_HOOKS)
+    watch.protect(send, stream, flag, *holders, *_AHEAD_HOOKS, *filter(None, _AHEAD_NAMES))
     hide_ctypes()
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
@@ -289,9 +290,11 @@ def serve(control):
         from minidebug_rehearsal import rehearse
 
         _LEARNED_LOADED.update(rehearse())
-    from minidebug_ahead import compile_ahead, install
+    from minidebug_ahead import compile_ahead, install, names_ahead
 
-    _AHEAD_HOOKS[:] = install(compile_ahead(settings.get("compiled", [])))  # the task's files, never run here
+    compiled = compile_ahead(settings.get("compiled", []))  # the task's files, never run here
+    _AHEAD_HOOKS[:] = install(compiled)
+    _AHEAD_NAMES[:] = [names_ahead(compiled)]
 
     if threading.active_count() > 1:  # a pre-imported module started a thread: forking is not safe
         os.write(control, b"fresh a module imported before the run started a thread\n")

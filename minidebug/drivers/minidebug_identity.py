@@ -21,6 +21,7 @@ import types
 _FUNCTION, _METHOD, _CODE = types.FunctionType, types.MethodType, types.CodeType
 _WRAPPERS = (staticmethod, classmethod)
 from minidebug_modules import class_namespace as _class_dict
+from minidebug_modules import dict_version_reader
 _mro = type.__dict__["__mro__"].__get__
 _module_dict = types.ModuleType.__dict__["__dict__"].__get__
 _OPTIMIZED = 0x1  # CO_OPTIMIZED: a function's code, not a class body's
@@ -53,9 +54,10 @@ def _qualnames(code, prefix, into):
 class Genuine:
     """The genuine namespaces and code of the tree's files, and the check of what a test calls."""
 
-    def __init__(self, judge):
-        """`judge(filename)`: True for an untrusted file (see minidebug_watch), False for a trusted one."""
-        self._judge = judge
+    def __init__(self, judge, names_ahead=None):
+        """`judge(filename)`: True for an untrusted file (see minidebug_watch), False for a trusted one;
+        `names_ahead`: see _file_names."""
+        self._judge, self._names_ahead = judge, names_ahead
         self._namespaces = {}  # real path -> [namespace]: the globals its code ran in
         self._codes = {}  # id(code) -> (code, real path, qualified name)
         self._defined = {}  # real path -> qualified names of the functions the file defines
@@ -65,7 +67,7 @@ class Genuine:
         self._imports = {}  # real path -> [(name, [(module, attribute or None)])] (see _module_imports)
         self._unbound = {}  # real path -> the names the file reads and never binds (see _unbound_reads)
         self._names = {}  # real path -> what _file_names read of it (each file is parsed once a run)
-        self._version = _dict_version_reader()
+        self._version = dict_version_reader()
 
     def real(self, path):
         found = self._real.get(path)
@@ -162,7 +164,7 @@ class Genuine:
     def _file(self, path):
         found = self._names.get(path)
         if found is None:
-            found = self._names[path] = _file_names(path)
+            found = self._names[path] = _file_names(path, self._names_ahead)
         return found
 
     def _shadow_problem(self, path, namespace):
@@ -236,50 +238,26 @@ def _unbound_reads(names):
                      if not (name.startswith("__") and name.endswith("__")))  # `__file__`: the import system's
 
 
-def _dict_version_reader():
-    """A function giving a dict's version tag (PEP 509: every write to the dict changes it), read from the
-    object's memory as Python < 3.12 lays it out, after checking that layout on a dict of its own; None on
-    3.12 and later (its dict watchers see writes) or where the layout is not as expected."""
-    import sys
-
-    if sys.version_info >= (3, 12) or sys.maxsize < 2 ** 32:
-        return None
-    try:
-        import ctypes
-
-        word, offset = ctypes.c_uint64, 3 * ctypes.sizeof(ctypes.c_ssize_t)  # past refcount, type and size
-        views = {}  # id(mapping) -> (mapping, a view of its tag): made once (each making is an audit event)
-
-        def version(mapping, read=word.from_address, address=id):
-            found = views.get(address(mapping))
-            if found is None or found[0] is not mapping:
-                found = views[address(mapping)] = (mapping, read(address(mapping) + offset))
-            return found[1].value
-
-        probe = {}
-        first = version(probe)
-        probe["written"] = 1
-        second = version(probe)
-        probe["written"] = 2
-        third = version(probe)
-        if not (first < second < third):
-            return None
-        return version
-    except Exception:
-        return None
-
-
-def _file_names(path):
+def _file_names(path, ahead):
     """(module-level imports as in _module_imports, the names bound anywhere (with "*" for a star import), the
     names bound at module level or declared global, the names read anywhere, the names declared `global`);
-    for a file that cannot be read, a star import and a `global` (nothing can be told of it)."""
+    for a file that cannot be read, a star import and a `global` (nothing can be told of it). `ahead(path,
+    source)`: what names_in found in those very bytes ahead of the run (see minidebug_ahead), or None."""
     import ast
 
     try:
-        with open(path, "rb") as source:
-            tree = ast.parse(source.read(1 << 24))
+        with open(path, "rb") as file:
+            source = file.read(1 << 24)
+        found = ahead(path, source) if ahead is not None else None
+        return found if found is not None else names_in(ast.parse(source, filename=path))
     except (OSError, SyntaxError, ValueError):
         return {}, {"*"}, set(), set(), {"*"}
+
+
+def names_in(tree):
+    """What _file_names tells of a module's syntax tree (as parsed, before any rewriting)."""
+    import ast
+
     imports, other, module_level, read, declared = {}, set(), set(), set(), set()
     statements = list(tree.body)
     while statements:

@@ -10,6 +10,7 @@ of the standard library or the venv) finds the functions and classes of the agen
 that trusted code made (a test's `monkeypatch` of `sys.modules`, a plugin's finder) is not a finding.
 """
 
+import _signal
 import builtins
 import functools
 import operator
@@ -49,6 +50,8 @@ def class_namespace(klass):
 _class_dict = class_namespace
 _MODULE, _FUNCTION, _METHOD = types.ModuleType, types.FunctionType, types.MethodType
 _PARTIAL = functools.partial
+_HOOKS = ("trace", "profile", "thread trace", "thread profile")
+_getsignal = _signal.getsignal  # the handler as set (signal.getsignal makes an enum of an int each call)
 _BUILTIN_CALLABLES = (types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType,
                       types.MethodDescriptorType)
 
@@ -138,14 +141,16 @@ class ModuleState:
         self._task_files = frozenset()
         self._signals = _signal_numbers()
         self._handlers = ()
+        self._version, self._modules_version = dict_version_reader(), None
 
     def start(self):
         """Take the state to compare with (before any code of the project runs)."""
         modules = sys.modules
         self._keys, self._values, self._count = tuple(modules), tuple(modules.values()), len(modules)
+        self._modules_version = self._version(modules) if self._version else None
         self._meta, self._hooks = tuple(sys.meta_path), tuple(sys.path_hooks)
         self._finders = tuple(namespace["find_spec"] for namespace in self._finder_classes)
-        self._handlers = tuple(map(signal.getsignal, self._signals))
+        self._handlers = tuple(map(_getsignal, self._signals))
 
     def task_files(self, paths):
         """The files of the tree that are the task's (its test modules and conftest files): their modules'
@@ -163,8 +168,11 @@ class ModuleState:
         """What changed since the last check, as findings (the state checked becomes the new reference)."""
         found = []
         modules, is_ = sys.modules, operator.is_
-        if len(modules) != self._count or not all(map(is_, list(modules.values()), self._values)):  # in order
-            found += self._modules_changed(modules)
+        version = self._version(modules) if self._version else None
+        if version is None or version != self._modules_version:  # written since (Python < 3.12 tells cheaply)
+            if len(modules) != self._count or not all(map(is_, list(modules.values()), self._values)):  # in order
+                found += self._modules_changed(modules)
+            self._modules_version = version
         if not (len(sys.meta_path) == len(self._meta) and all(map(is_, sys.meta_path, self._meta))):
             found += [f"sys.meta_path holds a finder of the agent's ({type(finder).__name__})"
                       for finder in sys.meta_path if not any(finder is old for old in self._meta)
@@ -189,12 +197,12 @@ class ModuleState:
         however it was installed (a finalizer can install one with no code of the agent's on the stack); and
         signal handlers other than trusted code's (see `_trusted_handler`) set since the last check."""
         threading = sys.modules.get("threading")
-        hooks = (("trace", sys.gettrace()), ("profile", sys.getprofile()),
-                 ("thread trace", getattr(threading, "_trace_hook", None)),
-                 ("thread profile", getattr(threading, "_profile_hook", None)))
-        found = [f"a {what} function is set ({_described(hook)})" for what, hook in hooks
-                 if hook is not None and not _venv_code(hook, self._judge)]
-        handlers = tuple(map(signal.getsignal, self._signals))
+        hooks = (sys.gettrace(), sys.getprofile(), getattr(threading, "_trace_hook", None),
+                 getattr(threading, "_profile_hook", None))
+        found = [] if all(map(operator.is_, hooks, (None,) * 4)) else [
+            f"a {what} function is set ({_described(hook)})" for what, hook in zip(_HOOKS, hooks)
+            if hook is not None and not _venv_code(hook, self._judge)]
+        handlers = tuple(map(_getsignal, self._signals))
         if not all(map(operator.is_, handlers, self._handlers)):
             found += [f"a handler of signal {number} is set ({_described(handler)})"
                       for number, handler, old in zip(self._signals, handlers, self._handlers)
@@ -224,6 +232,37 @@ def _venv_code(value, judge):
     filename = value.__code__.co_filename if type(value) is _FUNCTION else class_file(type(value))
     return type(filename) is str and ("/site-packages/" in filename or "/dist-packages/" in filename) \
         and judge(filename) is False
+
+
+def dict_version_reader():
+    """A function giving a dict's version tag (PEP 509: every write to the dict changes it), read from the
+    object's memory as Python < 3.12 lays it out, after checking that layout on a dict of its own; None on
+    3.12 and later (its dict watchers see writes) or where the layout is not as expected."""
+    if sys.version_info >= (3, 12) or sys.maxsize < 2 ** 32:
+        return None
+    try:
+        import ctypes
+
+        word, offset = ctypes.c_uint64, 3 * ctypes.sizeof(ctypes.c_ssize_t)  # past refcount, type and size
+        views = {}  # id(mapping) -> (mapping, a view of its tag): made once (each making is an audit event)
+
+        def version(mapping, read=word.from_address, address=id):
+            found = views.get(address(mapping))
+            if found is None or found[0] is not mapping:
+                found = views[address(mapping)] = (mapping, read(address(mapping) + offset))
+            return found[1].value
+
+        probe = {}
+        first = version(probe)
+        probe["written"] = 1
+        second = version(probe)
+        probe["written"] = 2
+        third = version(probe)
+        if not (first < second < third):
+            return None
+        return version
+    except Exception:
+        return None
 
 
 def _signal_numbers():

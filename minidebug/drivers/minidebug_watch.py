@@ -78,11 +78,12 @@ def hide_ctypes():
 class Watch:
     """The audit hook of one run and the state it compares after the run."""
 
-    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None, writes=None):
+    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None, writes=None, names_ahead=None):
         """`also_guarded`: modules, by full name, whose state `finish` compares too (a runner's other than
         pytest's). `before`: the state to compare with, if taken already (`snapshot(also_guarded)` of this
         very state: a warm interpreter takes it once, and each forked child starts from that state);
-        `writes`: the watchers of writes, made by `prepared_writes()` likewise."""
+        `writes`: the watchers of writes, made by `prepared_writes()` likewise; `names_ahead`: what a warm
+        interpreter read of the task's test modules ahead (see minidebug_ahead.names_ahead)."""
         self.findings = []
         self._fd, self._socket = fd, _identity(fd)
         self._tree = tree.rstrip("/") + "/"
@@ -90,7 +91,7 @@ class Watch:
         self._report = _reporter(send, self.findings, tree)
         self._before = snapshot(also_guarded) if before is None else before
         self._protected = set()
-        self.genuine = Genuine(self._judge)
+        self.genuine = Genuine(self._judge, names_ahead)
         self.state = ModuleState(self._judge, protected_names(), tree)
         self.state.start()
         outside = self.outside
