@@ -238,6 +238,7 @@ def snapshot(also=()):
             classes_in(name, state[-1][2])
             continue
         state.append((name, namespace, dict(namespace)))
+        classes_in(name, state[-1][2])  # agent_values looks into these modules' classes too
         for attribute, value in list(namespace.items()):
             if issubclass(type(value), type) and class_namespace(value).get("__module__") == name:
                 state.append((f"{name}.{attribute}", class_namespace(value), dict(class_namespace(value))))

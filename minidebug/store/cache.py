@@ -6,6 +6,7 @@ a stale entry; building is guarded by file locks, so many processes may share th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -131,10 +132,16 @@ def invalidate_entry(prepared: PreparedTask) -> None:
         forget(tree)
 
 
+@functools.cache
+def driver_sources() -> dict[str, bytes]:
+    """The driver scripts this version of minidebug ships, by file name (read once a process)."""
+    return {path.name: path.read_bytes() for path in sorted(DRIVER_SOURCES.glob("*.py"))}
+
+
 def restore_drivers(drivers: Path) -> bool:
     """Write the driver scripts again if a program changed, added or removed a file in `drivers`; returns
     True if it had to. (A content comparison of a few small files: microseconds.)"""
-    sources = {p.name: p.read_bytes() for p in DRIVER_SOURCES.glob("*.py")}
+    sources = driver_sources()
     try:
         present = {entry.name: entry for entry in os.scandir(drivers)}
         if present.keys() == sources.keys() and all(
@@ -160,13 +167,13 @@ def restore_drivers(drivers: Path) -> bool:
 
 def install_drivers(cache_dir: Path) -> Path:
     """A folder in the cache with a copy of the driver scripts and nothing else (made once per version)."""
-    sources = sorted(DRIVER_SOURCES.glob("*.py"))
-    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in sources)).hexdigest()[:16]
+    sources = driver_sources()
+    digest = hashlib.sha256(b"".join(name.encode() + data for name, data in sorted(sources.items()))).hexdigest()[:16]
     target = cache_dir / "drivers" / digest
     if not target.is_dir():
         staging = Path(tempfile.mkdtemp(prefix="drivers-", dir=_made(cache_dir / "drivers")))
-        for source in sources:
-            shutil.copy(source, staging / source.name)
+        for name, data in sources.items():
+            (staging / name).write_bytes(data)
         try:
             staging.rename(target)
         except OSError:  # another process put it there first
