@@ -136,6 +136,24 @@ def test_a_new_file_over_an_existing_one_is_refused():
         apply_file_patch("", file_patch)
 
 
+@pytest.mark.parametrize("path", ["../x.py", "d/../x.py", "d/./x.py", ".git/new", ".GIT/hooks/pre-commit"])
+def test_a_path_git_refuses_is_refused(tmp_path, path):
+    text = f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x = 1\n"
+    (tmp_path / "p.diff").write_text(text)
+    subprocess.run([*GIT, "init", "-q"], cwd=tmp_path, check=True)
+    git = subprocess.run([*GIT, "apply", "--check", "p.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert git.returncode != 0 and "invalid path" in git.stderr
+    with pytest.raises(ValueError, match="not a path inside the project"):
+        parse_patch(text)
+
+
+def test_an_absolute_path_is_refused():
+    """Stricter than git, which would strip the first component: the host never acts on a path a patch names
+    outside the project."""
+    with pytest.raises(ValueError, match="not a path inside the project"):
+        parse_patch("--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+b\n")
+
+
 def test_every_bundled_gold_patch_applies_as_git_applies_it(tmp_path):
     from minidebug.tasks.task import bundled_task_names, load_task
 

@@ -65,11 +65,19 @@ def _strip_prefix(path: str) -> str | None:
     return path
 
 
+def _inside(path: str) -> bool:
+    """Whether a patch's path names a file inside the project, as git apply's check has it: relative, no
+    empty, `.` or `..` component, nothing in `.git`."""
+    parts = path.split("/")
+    return not path.startswith("/") and all(part not in ("", ".", "..") for part in parts) \
+        and parts[0].lower() != ".git"
+
+
 def parse_patch(text: str) -> list[FilePatch]:
     """Parse a unified diff into per-file hunks.
 
     Raises:
-        ValueError: the text has no file header, or a hunk is malformed.
+        ValueError: the text has no file header, a hunk is malformed, or a path is not inside the project.
     """
     patches: list[FilePatch] = []
     current: FilePatch | None = None
@@ -105,6 +113,10 @@ def parse_patch(text: str) -> list[FilePatch]:
     if not patches:
         raise ValueError("no '--- a/...' / '+++ b/...' file header found")
     for file_patch in patches:
+        for path in (file_patch.old_path, file_patch.new_path):
+            if path is not None and not _inside(path):
+                raise ValueError(f"the patch names {path!r}, which is not a path inside the project "
+                                 "(git apply refuses it too)")
         for h in file_patch.hunks:
             if len(h.old_lines) != h.old_count or len(h.new_lines) != h.new_count:
                 raise ValueError(f"hunk @@ -{h.old_start},{h.old_count} of {file_patch.new_path or file_patch.old_path} "
