@@ -308,7 +308,7 @@ def serve(control):
 
     sandbox = SandboxState() if in_own_pid_namespace(settings.get("host_pid_namespace")) else None
     # taken once here, not in every child (copying costs it pages, watching all the modules 20 ms)
-    _WARM_STATE[:] = [(minidebug_watch.snapshot(), minidebug_watch.prepared_writes())]
+    _WARM_STATE[:] = [(minidebug_watch.snapshot(note=True), minidebug_watch.prepared_writes())]
     # A program of a run may reach this interpreter with SIGINT (under bwrap it is the namespace's pid 1, to
     # which only signals it handles are delivered, and Python handles SIGINT): it is ignored; a child gets
     # Python's handler back (see minidebug_fork). Signals it does not handle never reach a pid 1.

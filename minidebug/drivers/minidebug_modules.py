@@ -265,6 +265,35 @@ def dict_version_reader():
         return None
 
 
+_VERSION_OF = []  # [the version reader (see dict_version_reader), or None]: made once an interpreter
+_NOTED = {}  # id(namespace or class) -> (it, its dict, the dict's version tag when noted)
+
+
+def note_version(key, namespace):
+    """Remember the version tag of `namespace`, a module's dict or (`key` a class) its mappingproxy, so that
+    `unchanged(key)` can later tell in one read that nothing wrote it since (Python < 3.12; see
+    dict_version_reader). A warm interpreter notes what every run it forks compares with after the run."""
+    if not _VERSION_OF:
+        _VERSION_OF.append(dict_version_reader())
+    version = _VERSION_OF[0]
+    if version is None:
+        return
+    if type(namespace) is not dict:  # a class's mappingproxy: the dict it shows
+        import gc
+
+        referents = gc.get_referents(namespace)
+        if len(referents) != 1 or type(referents[0]) is not dict:
+            return
+        namespace = referents[0]
+    _NOTED[id(key)] = (key, namespace, version(namespace))
+
+
+def unchanged(key):
+    """Whether the namespace noted for `key` (see note_version) is certainly as it was then."""
+    entry = _NOTED.get(id(key))
+    return entry is not None and entry[0] is key and _VERSION_OF[0](entry[1]) == entry[2]
+
+
 def _signal_numbers():
     """The signals a handler can be set for."""
     valid = getattr(signal, "valid_signals", None)  # Python >= 3.8
@@ -324,7 +353,8 @@ def agent_values(modules, judge, before, tree):
             continue  # ctypes: out of sys.modules when the run starts, any import of it judged (minidebug_watch)
         copy, namespace = before.get(name, {}), _module_dict(module)
         classes.update(classes_in(name, copy))
-        if len(namespace) == len(copy) and all(map(is_, list(namespace.values()), copy.values())):
+        if unchanged(namespace) or len(namespace) == len(copy) and all(map(is_, list(namespace.values()),
+                                                                           copy.values())):
             continue
         own = namespace.get("__file__")  # a module's own functions (its trusted file's) are not looked into
         own = own if type(own) is str and judge(own) is False else None
@@ -346,6 +376,8 @@ def agent_values(modules, judge, before, tree):
                 if why is not None:
                     found.append(f"{name}.{key} {why} during the run")
     for where, klass, keys, values in classes.values():
+        if unchanged(klass):
+            continue
         namespace = _class_dict(klass)
         if len(namespace) == len(values) and all(map(is_, list(namespace.values()), values)):
             continue

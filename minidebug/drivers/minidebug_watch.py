@@ -35,7 +35,7 @@ from minidebug_identity import Genuine, namespace_of_exec
 from minidebug_pristine import HOOKS, Pristine, poisoned_caches
 from minidebug_writes import Writes, deferred_calls
 from minidebug_modules import (RAW_MEMORY, ModuleState, agent_code, agent_values, class_file, class_namespace,
-                               classes_in, protected_names, raw_memory, unwrapped)
+                               classes_in, note_version, protected_names, raw_memory, unchanged, unwrapped)
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -223,25 +223,33 @@ def prepared_writes():
     return writes
 
 
-def snapshot(also=()):
+def snapshot(also=(), note=False):
     """The attribute namespaces of the guarded modules (and of those named in `also`) and of the classes they
     define, each with a copy: [(name, live namespace, copy)]. Copies are made by C code, so taking one costs
-    little."""
+    little. With `note` (a warm interpreter's snapshot, which every run it forks compares with), the version
+    tag of each namespace and class is noted too, so that the comparison after a run skips what nothing wrote
+    (see minidebug_modules.note_version)."""
     state = []
     protected_names()
     for name, module in list(sys.modules.items()):
         if not issubclass(type(module), types.ModuleType):
             continue
         namespace = types.ModuleType.__dict__["__dict__"].__get__(module)  # never the module class's own lookup
-        if name.split(".", 1)[0] not in GUARDED and name not in also:
-            state.append((name, None, dict(namespace)))  # compared by agent_values (see minidebug_modules)
-            classes_in(name, state[-1][2])
+        guarded = name.split(".", 1)[0] in GUARDED or name in also
+        state.append((name, namespace if guarded else None, dict(namespace)))  # else compared by agent_values
+        found = classes_in(name, state[-1][2])  # agent_values looks into these modules' classes too
+        if note:
+            note_version(namespace, namespace)
+            for _, (_, klass, _, _) in found:
+                note_version(klass, class_namespace(klass))
+        if not guarded:
             continue
-        state.append((name, namespace, dict(namespace)))
-        classes_in(name, state[-1][2])  # agent_values looks into these modules' classes too
         for attribute, value in list(namespace.items()):
             if issubclass(type(value), type) and class_namespace(value).get("__module__") == name:
-                state.append((f"{name}.{attribute}", class_namespace(value), dict(class_namespace(value))))
+                live = class_namespace(value)
+                state.append((f"{name}.{attribute}", live, dict(live)))
+                if note:
+                    note_version(live, live)
     return state
 
 
@@ -250,7 +258,7 @@ def changed_since(before, judge):
     made the change: an attribute whose value is no longer the same object, or a class attribute added."""
     missing, changed = object(), []
     for name, live, copy in before:
-        if live is None:
+        if live is None or unchanged(live):
             continue
         for key, value in copy.items():
             now = live.get(key, missing)
