@@ -93,6 +93,7 @@ class MinidebugEnvironment:
         """What mini-swe-agent's templates use (the machine's `uname` fields among them), plus `md_help`."""
         import platform
 
+        assert self.env.workspace is not None, "reset() in __init__ started the episode's workspace"
         return {**platform.uname()._asdict(), "task": self.problem_statement, "cwd": str(self.env.workspace.root),
                 "timeout": self.timeout, "md_help": self.bridge.help(), **kwargs}
 

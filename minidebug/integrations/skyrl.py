@@ -17,7 +17,7 @@ counted test passes, else 0.0 (`extras["reward"] = "fraction"` gives the fractio
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skyrl_gym.envs import register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
@@ -26,6 +26,9 @@ from ..core.textcalls import FORMATS_HELP
 from ..errors import UsageError
 from .strategy_check import adapter_strategy
 from .text_turns import TextTurns
+
+if TYPE_CHECKING:
+    from ..core.env import DebugEnv
 
 ENV_CLASS = "minidebug"
 SYSTEM_PROMPT = ("You are debugging a Python project. Find and fix the bug the user reports with the tools listed "
@@ -50,7 +53,7 @@ class MinidebugTextEnv(BaseTextEnv):
         adapter_strategy(self.make_options.get("strategy", "debug"), "the SkyRL adapter")
         self.task = extras["task"]
         self.reward_kind = extras.get("reward") or (env_config or {}).get("reward") or "solved"
-        self.env = None
+        self.env: DebugEnv | None = None
         self.turns_played: TextTurns | None = None
 
     def init(self, prompt: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, Any]]:

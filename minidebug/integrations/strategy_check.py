@@ -23,7 +23,7 @@ def adapter_strategy(name: Any, adapter: str, runs: tuple[str, ...] = EVERY_STRA
     except ValueError:
         strategy = None
     family = None if strategy is None else "debug-after-N" if strategy.unlock_after_edits else strategy.name
-    if family not in runs:
+    if strategy is None or family not in runs:
         shown = repr(str(name)[:60])
         problem = f"unknown strategy {shown}" if strategy is None else \
             f"cannot run strategy {shown}" + (f" ({why})" if why else "")

@@ -7,12 +7,16 @@ to bottom or left to right. Every bar ends in a thick stroke of its colour, so a
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING, Any
 
 from .data import Report
 from .paired import ModelVerdict
 
-_STYLE = {"svg.fonttype": "none", "svg.hashsalt": "minidebug", "font.size": 9, "axes.spines.top": False,
-          "axes.spines.right": False}
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+_STYLE: dict[RcKeyType, Any] = {"svg.fonttype": "none", "svg.hashsalt": "minidebug", "font.size": 9,
+                                "axes.spines.top": False, "axes.spines.right": False}
 _TOOL_COLOURS = ("#c7c7c7", "#dbdb8d", "#9edae5", "#c5b0d5", "#c49c94", "#f7b6d2", "#aec7e8", "#ffbb78",
                  "#98df8a", "#ff9896")  # pale tab20 shades: tools never look like arms
 
@@ -77,21 +81,21 @@ def solve_rate(report: Report) -> str:
 def differences(report: Report, verdicts: list[ModelVerdict]) -> str | None:
     """Each comparison's difference of solve rates (arm − rewrite) with its interval, a line at 0; a hollow
     point and the reason for a comparison without an interval; None when there is no comparison with pairs."""
-    rows = [c for verdict in verdicts for c in verdict.comparisons if c.difference is not None]
+    rows = [(c, c.difference) for verdict in verdicts for c in verdict.comparisons if c.difference is not None]
     if not rows:
         return None
     figure, (axes,) = _figure(6.0, 0.9 + 0.35 * len(rows))
     axes.axvline(0, color="#555", linewidth=0.8)
-    for index, c in enumerate(rows):
-        point, colour = 100 * c.difference, report.colour(c.arm)
-        if c.low is None:
+    for index, (c, difference) in enumerate(rows):
+        point, colour = 100 * difference, report.colour(c.arm)
+        if c.low is None or c.high is None:  # the interval's ends are set together
             axes.plot([point], [index], "o", markerfacecolor="white", markeredgecolor=colour, markersize=6)
         else:
             axes.errorbar([point], [index], xerr=[[point - 100 * c.low], [100 * c.high - point]], fmt="o",
                           color=colour, capsize=4, markersize=6, linewidth=2)
         label = f"{point:+.0f}" + (f" ({c.no_interval}, n = {c.pairs})" if c.no_interval else "")
         axes.annotate(label, (point, index), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
-    axes.set_yticks(range(len(rows)), [_short(f"{c.arm} − {c.baseline.split(' · ', 1)[-1]}", 44) for c in rows])
+    axes.set_yticks(range(len(rows)), [_short(f"{c.arm} − {c.baseline.split(' · ', 1)[-1]}", 44) for c, _ in rows])
     axes.set_ylim(len(rows) - 0.4, -0.6)  # first comparison on top
     axes.set_xlim(-105, 105)
     axes.set_xlabel("difference in solve rate, points (95% bootstrap interval)")

@@ -14,7 +14,8 @@ def figures(comparison: Comparison, warn: bool = True) -> str:
     c = comparison
     if c.difference is None:
         return "no pairs (nothing ran under both)"
-    interval = f" (95% CI {100 * c.low:+.1f} to {100 * c.high:+.1f})" if c.low is not None else ""
+    interval = (f" (95% CI {100 * c.low:+.1f} to {100 * c.high:+.1f})"
+                if c.low is not None and c.high is not None else "")  # both ends are set together
     text = (f"{100 * c.difference:+.1f} points{interval}, n = {c.pairs} pair{'s' * (c.pairs != 1)}; "
             f"solved {c.solved}/{c.pairs} against {c.baseline_solved}/{c.pairs}")
     if c.no_interval == TOO_FEW and warn:

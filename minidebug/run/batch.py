@@ -211,7 +211,8 @@ def summary(results: list[EpisodeOutcome]) -> str:
     arms = {(r.agent, r.strategy) for r in results}
     by_task: dict[str, list[EpisodeOutcome]] = {}
     for result in results:
-        key = result.task if len(arms) < 2 else f"{result.task} [{result.agent} {result.strategy}]"
+        task = result.task or "?"  # a result line may name no task (as in EpisodeOutcome.id)
+        key = task if len(arms) < 2 else f"{task} [{result.agent} {result.strategy}]"
         by_task.setdefault(key, []).append(result)
     width = max([len(t) for t in by_task] + [5])
     header = f"{'task':<{width}}  episodes  solved  rate    steps   tokens  seconds"

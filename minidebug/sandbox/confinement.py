@@ -18,11 +18,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from . import process, reaper, seccomp
 from .counters import FrozenCounters
 from .devices import PrivateDevices
 from .process import Completed
+
+if TYPE_CHECKING:
+    from .landlock import Ruleset
 
 PR_SET_PDEATHSIG = 1
 PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
@@ -67,9 +71,9 @@ class Confinement:
         self.file_size_mb, self.processes = file_size_mb, processes
         self.sandbox, self.venv, self.readable = sandbox, venv, list(readable)
         self.cgroup = PidsCgroup(processes)
-        self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], object]] = {}
+        self._rulesets: dict[tuple[Path, ...], tuple[tuple[int, ...], Ruleset]] = {}
         self.token = secrets.token_hex(8)  # in every program's environment, to find the ones that left the group
-        self._devices: PrivateDevices | None | bool = None  # made at the first bwrap program run by root
+        self._devices: PrivateDevices | Literal[False] | None = None  # made at the first bwrap program run by root
         self._counters: FrozenCounters | None = None  # made at the first bwrap program
         self._filter = None
         if seccomp.available():  # without a PID namespace (bwrap's) the group must hold
@@ -85,8 +89,14 @@ class Confinement:
 
         if self._counters is None:
             self._counters = FrozenCounters()
-        return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self.venv,
+        return bwrap_command(list(argv), readable=self.readable, writable=writable, cwd=cwd, venv=self._sandbox_venv(),
                              devices=self._device_binds(), counters=self._counters.bwrap_args(), init=init)
+
+    def _sandbox_venv(self) -> Path:
+        """The task's venv, which the sandbox mounts read-only: no sandbox can be made without it."""
+        if self.venv is None:
+            raise ValueError(f"the {self.sandbox} sandbox needs the task's venv")
+        return self.venv
 
     def _device_binds(self) -> list[str]:
         """Run by root: bwrap's arguments that bind device nodes of this confinement's own over the host's
@@ -148,7 +158,7 @@ class Confinement:
         """Descriptors the child must keep until exec (the Landlock ruleset)."""
         return (self._ruleset(writable).fd,) if self.sandbox == "landlock" else ()
 
-    def _ruleset(self, writable: list[Path]):
+    def _ruleset(self, writable: list[Path]) -> Ruleset:
         """The Landlock ruleset for these writable folders. Rules hold inodes, not paths: a folder made anew
         (the eval tree, HOME and TMPDIR after a reset) needs a new ruleset."""
         key = tuple(writable)
@@ -160,7 +170,7 @@ class Confinement:
             if found is not None:
                 found[1].close()
             found = self._rulesets[key] = (inodes, landlock_ruleset(readable=self.readable, writable=writable,
-                                                                     venv=self.venv))
+                                                                     venv=self._sandbox_venv()))
         return found[1]
 
     def child_scopes(self) -> int:

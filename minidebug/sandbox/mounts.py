@@ -15,8 +15,12 @@ import subprocess
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from .landlock import Ruleset
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 CPU_DIR = "/sys/devices/system/cpu"  # all of /sys a program sees: what `os.cpu_count()` and BLAS read
@@ -26,7 +30,7 @@ would otherwise hand them on: `open_by_handle_at` alone reaches any file of a mo
 can make no further user namespace."""
 
 
-def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path):
+def landlock_ruleset(*, readable: list[Path], writable: list[Path], venv: Path) -> Ruleset:
     """The Landlock twin of `bwrap_command`'s mounts: what a program may read and write."""
     from .landlock import Ruleset
 

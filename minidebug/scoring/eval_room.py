@@ -72,10 +72,10 @@ class EvalRoom:
         run grew the eval tree's or the scratch folder (on most file systems a folder never shrinks, so its
         size could pass a number on), both are made anew, and the interpreter that works in them ends."""
         grown = self._grown()
-        keep = warm is not None and warm.alive and self.warm is None and not grown
-        self.confinement.kill_strays([self.dir], spare=warm.pid if keep else None)
-        if keep:
-            self.warm = warm
+        keep = warm if warm is not None and warm.alive and self.warm is None and not grown else None
+        self.confinement.kill_strays([self.dir], spare=keep.pid if keep is not None else None)
+        if keep is not None:
+            self.warm = keep
         elif warm is not None:
             warm.close()
         if grown:

@@ -132,8 +132,8 @@ def _findings(rel: str, before: str | None, after: str) -> list[str]:
         tree = ast.parse(after)
     except (SyntaxError, ValueError):
         return []  # eval shows the syntax error; nothing of this file runs
-    candidates = [(node.lineno, what) for node in ast.walk(tree)
-                  if (what := _what(node)) and getattr(node, "lineno", None) is not None]
+    candidates = [(lineno, what) for node in ast.walk(tree)
+                  if (what := _what(node)) and (lineno := getattr(node, "lineno", None)) is not None]
     if not candidates:
         return []
     lines = changed_lines(before, after)

@@ -23,7 +23,9 @@ def file_of_test(test_id: str, folder: str = "") -> str:
     parsed = unittest_id(test_id)
     if parsed is None:
         return test_id.split("::", 1)[0]
-    module = UNITTEST_ID.fullmatch(parsed)["dotted"].rsplit(".", 1)[0]
+    match = UNITTEST_ID.fullmatch(parsed)
+    assert match is not None  # unittest_id returns an id of UNITTEST_ID's form
+    module = match["dotted"].rsplit(".", 1)[0]
     return str(PurePosixPath(folder, *module.split("."))) + ".py"
 
 
@@ -48,8 +50,8 @@ def match_outcomes(ids: Iterable[str], outcomes: Mapping[str, str]) -> tuple[dic
     ids = list(ids)
     by_cut: dict[str, list[str]] = {}
     if any(is_cut(test) and test not in outcomes for test in ids):
-        for reported in sorted(outcomes):
-            by_cut.setdefault(cut_at_space(reported), []).append(reported)
+        for run_id in sorted(outcomes):
+            by_cut.setdefault(cut_at_space(run_id), []).append(run_id)
     matched: set[str] = set()
     result: dict[str, str] = {}
     for test in ids:

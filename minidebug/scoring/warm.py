@@ -242,7 +242,8 @@ class WarmEval:
             return False
         if self._proc is None and not self._started.done():
             return True
-        return self._started_process() and self._proc.poll() is None
+        proc = self._started_process()
+        return proc is not None and proc.poll() is None
 
     def close(self) -> None:
         """End the warm interpreter and what it started. Idempotent."""
@@ -250,23 +251,24 @@ class WarmEval:
             return
         self._state = "closed"
         self._control.close()
-        if self._started_process():
-            process.kill_group(self._proc.pid)
-            self._proc.wait()
+        proc = self._started_process()
+        if proc is not None:
+            process.kill_group(proc.pid)
+            proc.wait()
 
     # -- internals ---------------------------------------------------------------------------
-    def _started_process(self) -> bool:
-        """Wait for the background start to be done; whether the process started."""
+    def _started_process(self) -> subprocess.Popen | None:
+        """Wait for the background start to be done; the process, or None if it did not start."""
         if self._proc is None:
             try:
                 self._proc = self._started.result()
             except Exception as exc:  # noqa: BLE001 - any failure to start: the runs go fresh
                 self.reason = self.reason or f"the warm interpreter could not be started: {exc}"
-                return False
-        return True
+                return None
+        return self._proc
 
     def _ready(self, timeout: float) -> bool:
-        if not self._started_process():
+        if self._started_process() is None:
             self._give_up(self.reason)
         if self._state == "starting":
             line = self._line(time.monotonic() + timeout, "")
@@ -310,6 +312,7 @@ class WarmEval:
             pid = int(line.split()[1])
         except (IndexError, ValueError):
             return None
+        assert self._proc is not None  # a run is forked only once the process started (see _can_serve)
         stat = None if self._bwrap else reaper.proc_stat(pid)
         return pid if stat is not None and stat.ppid == self._proc.pid and stat.pgid == pid else None
 

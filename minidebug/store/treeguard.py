@@ -118,7 +118,9 @@ class TreeGuard:
         (nothing was written: its content is as built), and nothing but attributes changed while it was
         compared. Then its fingerprint and manifest take the new times."""
         entries = manifest.stat_entries(self.venv, self.ignore, MAX_DEPTH, MAX_ENTRIES)
-        recorded = manifest.as_built(self.venv, entries, read_content=False) if entries is not None else None
+        if entries is None:
+            return False
+        recorded = manifest.as_built(self.venv, entries, read_content=False)
         if recorded is None or self._watch is None or self._watch.seen() not in (NOTHING, TIMES):
             return False
         manifest.refresh(self.venv, entries, recorded)

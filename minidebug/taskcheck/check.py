@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..scoring.counted import gold_failures
 from ..store.cache import ensure_eval_base
@@ -14,6 +14,9 @@ from ..tasks.patch import parse_patch, relocated
 from ..tasks.task import Task
 from .breakable import changed_regions, probe_lines, scopes
 from .gold import GoldRun, gold_run, one_line
+
+if TYPE_CHECKING:
+    from ..workspace.worktree import Workspace
 
 CHECKS = ("fails", "oracle", "reset", "pdb", "hidden")
 
@@ -39,6 +42,8 @@ def probe_targets(task: Task, root: Path) -> list[tuple[str, int]]:
     Raises:
         ValueError: the solution changes no existing Python code.
     """
+    if task.solution is None:
+        raise ValueError("the task has no solution.patch")
     targets: list[tuple[str, int]] = []
     for file_patch in parse_patch(task.solution.read_text(encoding="utf-8")):
         if file_patch.old_path is None or not file_patch.old_path.endswith(".py"):
@@ -108,6 +113,10 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
                 raise outcome
             return outcome
 
+        def workspace() -> Workspace:
+            assert env.workspace is not None, "a reset that returned (gold_run's, or the check's) started it"
+            return env.workspace
+
         def fails() -> str:
             base = solved().base
             return "ok" if base.reward < 1.0 else f"every test already passes ({base.score}/{base.max_score})"
@@ -121,7 +130,7 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
                 return f"the gold patch scores {gold.reward:.2f}" + (f" ({detail[:300]})" if detail else "")
             if gold.suspicious:  # an agent's same fix would be flagged too
                 return f"the eval flags the gold patch as reaching into the test runner: {gold.suspicious[0][:300]}"
-            failing = gold_failures(env.workspace.prepared)
+            failing = gold_failures(workspace().prepared)
             return "ok" if not failing else \
                 f"the gold patch leaves {len(failing)} test(s) failing (not counted): {', '.join(failing[:5])}"
 
@@ -130,7 +139,7 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
 
         def pdb() -> str:
             env.reset()
-            targets = probe_targets(task, env.workspace.root)
+            targets = probe_targets(task, workspace().root)
             for path, line in targets:
                 env.step({"name": "pdb", "arguments": {"command": f"b {path}:{line}"}})
             last = env.step({"name": "pdb", "arguments": {"command": "c"}})[0].rstrip().splitlines()[-1]
@@ -141,7 +150,7 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
 
         def hidden() -> str:
             env.reset()
-            names = [Path(rel).name for rel in env.workspace.prepared.hidden_files] + ["solution.patch"]
+            names = [Path(rel).name for rel in workspace().prepared.hidden_files] + ["solution.patch"]
             seen = []
             listing = env.step({"name": "listdir", "arguments": {"depth": 20}})[0]
             for name in names:
@@ -150,10 +159,10 @@ def check_task(task: Task, **make_options: Any) -> CheckReport:
                 if name in listing.split() or not view.startswith("error:") or f"/{name}:" in grep or \
                         grep.startswith(f"{name}:"):
                     seen.append(name)
-            if (env.workspace.root / "solution.patch").exists():
+            if (workspace().root / "solution.patch").exists():
                 seen.append("solution.patch (in the worktree)")
-            ensure_eval_base(task, env.workspace.prepared)  # where the hidden files are
-            seen += [f"{rel} (a copy of {secret})" for rel, secret in leaked_copies(env.workspace, task)]
+            ensure_eval_base(task, workspace().prepared)  # where the hidden files are
+            seen += [f"{rel} (a copy of {secret})" for rel, secret in leaked_copies(workspace(), task)]
             return "ok" if not seen else f"visible to the agent: {', '.join(seen)}"
 
         for name, body in zip(CHECKS, (fails, oracle, reset, pdb, hidden)):

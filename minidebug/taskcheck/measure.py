@@ -105,6 +105,7 @@ def _measure(instance: dict[str, Any], clone: Path, work: Path, make_options: di
             return f"the fix's edit failed: {run.edit_error}", None
         if result.error:
             return f"cannot run the tests ({phase}): {_reason(result.error, work)}", None
+    assert run.gold is not None  # the loop returned where it is None
     passing = [test for test, outcome in run.gold.tests.items() if outcome == "passed"]
     base = [test for test in passing if run.base.tests.get(test) == "passed"]
     again = [test for test in passing if run.after_reset.tests.get(test) == "passed"]

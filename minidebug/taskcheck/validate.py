@@ -89,6 +89,7 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
     try:
         with make(task, terminate_on_success=False, max_steps=10_000, **(make_options or {})) as env:
             env.reset()  # the build, timed apart from the evals
+            assert env.workspace is not None, "reset() starts the episode's workspace"
             row.update(build_seconds=round(time.monotonic() - started, 2), python=describe_python(env.workspace.venv))
             run = gold_run(env)
     except Exception as exc:

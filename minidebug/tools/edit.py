@@ -103,8 +103,11 @@ class Edit(Tool):
         before, encoding, newline = _load(workspace.root, rel, args.path) if exists else ("", "utf-8", "\n")
         lines = before.splitlines(keepends=True)
         if args.old is not None:
+            assert args.new is not None, "Args._one_form: old comes with new"
             start, end, replacement = self._snippet(rel, before, args.old, args.new)
         else:
+            assert args.start is not None and args.end is not None and args.new_code is not None, \
+                "Args._one_form: without old, start, end and new_code are given"
             if not exists and args.start != 1:
                 raise ToolError(f"{args.path}: no such file; to create it use start=1, end=0")
             start, end, replacement = args.start, args.end, args.new_code

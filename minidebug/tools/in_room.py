@@ -85,9 +85,9 @@ class RoomView:
     @classmethod
     def borrow(cls, episode: Episode) -> RoomView | None:
         """A room for a program of the episode's, where it can fork one (see `can_fork`); else None."""
-        if not can_fork(episode):
-            return None
         evals = episode.forked_evals
+        if evals is None or not can_fork(episode):
+            return None
         taken = evals.take_for_session()
         if taken is None:
             return None

@@ -163,7 +163,7 @@ class Pdb(Tool):
         for number, bp in list(self.breakpoints.items()):
             rel = self._rel(episode, bp.file)
             text = _worktree_text(episode, rel) if rel is not None else None
-            if text is None:
+            if rel is None or text is None:
                 continue
             current = text.splitlines()
             base = workspace.base_text(rel)
@@ -229,7 +229,6 @@ class Pdb(Tool):
         self._last_location = reply.location
         started = self.restart_reason or "started"
         self.restart_reason = ""
-        self._last_location: tuple[str, int] | None = None
         self.notices.append(f"[pdb {started}: python -m pdb {shlex.join(argv)}]")
         for line in reply.output.splitlines():
             if line.startswith("*** could not restore"):
@@ -308,8 +307,8 @@ class Pdb(Tool):
             if bp:
                 bp.enabled = match.group(1) == "Enabled"
         if words[0] == "condition" and len(words) > 1:
-            number, _, expr = words[1].partition(" ")
-            bp = self.breakpoints.get(int(number)) if number.isdigit() else None
+            named, _, expr = words[1].partition(" ")
+            bp = self.breakpoints.get(int(named)) if named.isdigit() else None
             if bp and ("New condition set" in output or "now unconditional" in output):
                 bp.condition = expr.strip()
 

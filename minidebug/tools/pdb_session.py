@@ -14,6 +14,7 @@ import secrets
 import select
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,7 +74,8 @@ class PdbSession:
         if preload is not None:
             env["MINIDEBUG_PDB_PRELOAD"] = json.dumps(list(preload))
         command = [str(python), "-m", "minidebug_pdb", *argv]
-        preexec, keep = None, ()
+        preexec: Callable[[], None] | None = None
+        keep: tuple[int, ...] = ()
         if confinement is not None:
             launch = confinement.prepare(command, env, [cwd, Path(env["HOME"]), Path(env["TMPDIR"])], cwd)
             command, env, preexec, keep = launch.argv, launch.env, launch.preexec, launch.pass_fds

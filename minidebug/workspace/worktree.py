@@ -319,8 +319,9 @@ class Workspace:
         files = list(self.prepared.readonly_files)
         if not files:
             return []
-        base = [read_entry(self.prepared.eval_base, rel) for rel in files] if self.prepared.eval_base.is_dir() else []
-        if base and None not in base:  # the base's own bytes, kept by the cache: no git process
+        read = [read_entry(self.prepared.eval_base, rel) for rel in files] if self.prepared.eval_base.is_dir() else []
+        base = [entry for entry in read if entry is not None]
+        if base and len(base) == len(read):  # the base's own bytes, kept by the cache: no git process
             changed = [rel for rel, entry in zip(files, base) if not _same_entry(read_entry(self.root, rel), entry)]
         else:
             changed = self.git("diff", "--name-only", "-z", "--no-renames", self.prepared.base_commit, "--",

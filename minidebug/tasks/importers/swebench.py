@@ -186,7 +186,7 @@ def _write_task(instance: dict[str, Any], out: Path, sources: _Sources,
         parse_patch(instance["patch"])
     except (TaskError, ValueError) as exc:
         raise ValueError(f"a patch does not parse: {exc}") from None
-    test_files = sorted({p.new_path for p in test_patches})
+    test_files = sorted({p.new_path for p in test_patches if p.new_path})  # each of them: see test_patches
     recipe = None if setup else _recipe(instance)
     environment_commit = instance.get("environment_setup_commit")
     environment_commit = environment_commit if isinstance(environment_commit, str) and environment_commit else None
@@ -240,12 +240,13 @@ def _django_ids(fail_to_pass: list[str], pass_to_pass: list[str]) -> tuple[list[
     Raises:
         ValueError: a FAIL_TO_PASS id names no test.
     """
-    unnamed = [test for test in fail_to_pass if unittest_id(test) is None]
+    named = [unittest_id(test) for test in fail_to_pass]
+    unnamed = [test for test, found in zip(fail_to_pass, named) if found is None]
     if unnamed:
         raise ValueError(f"a FAIL_TO_PASS id is not Django's `name (module.Class)`: {unnamed[0][:80]!r} (newer "
                          "SWE-bench logs record some tests by their docstring's first line)")
-    kept = [unittest_id(test) for test in pass_to_pass if unittest_id(test) is not None]
-    return [unittest_id(test) for test in fail_to_pass], kept, len(pass_to_pass) - len(kept)
+    kept = [found for test in pass_to_pass if (found := unittest_id(test)) is not None]
+    return [found for found in named if found is not None], kept, len(pass_to_pass) - len(kept)
 
 
 def _node_ids(fail_to_pass: list[str], pass_to_pass: list[str], test_patches: list, repository: str,

@@ -179,7 +179,7 @@ def find_recipe(repository: str, version: str | None, dirs: list[Path] | None = 
         raise TaskError(f"no environment recipe for {repository} (looked in {looked}); write a table for it "
                         "(see minidebug.tasks.recipes) in a folder named by $MINIDEBUG_RECIPES")
     defaults = next((table.defaults for table in tables if table.defaults is not None), {})
-    fields = next((table.fields_of(version) for table in tables if table.fields_of(version) is not None), {})
+    fields = next((found for table in tables if (found := table.fields_of(version)) is not None), {})
     return Recipe.model_validate({**defaults, **fields})
 
 
