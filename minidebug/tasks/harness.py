@@ -9,7 +9,7 @@ hooks) decide the score as much as the tests do. Eval always takes them from the
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from .globs import GlobSet
 

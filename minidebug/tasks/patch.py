@@ -119,8 +119,8 @@ def parse_patch(text: str) -> list[FilePatch]:
                                  "(git apply refuses it too)")
         for h in file_patch.hunks:
             if len(h.old_lines) != h.old_count or len(h.new_lines) != h.new_count:
-                raise ValueError(f"hunk @@ -{h.old_start},{h.old_count} of {file_patch.new_path or file_patch.old_path} "
-                                 "does not match its line counts")
+                where = file_patch.new_path or file_patch.old_path
+                raise ValueError(f"hunk @@ -{h.old_start},{h.old_count} of {where} does not match its line counts")
     return patches
 
 

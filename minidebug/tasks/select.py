@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..errors import TaskError
 from .task import BUNDLED_TASKS, SMOKE_TASKS, Task, bundled_task_names, load_task

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -72,7 +72,7 @@ class Source(BaseModel):
     git: str = Field(min_length=1)
     commit: str = Field(min_length=4)
     setup: list[str] = []
-    test_patch: Optional[str] = None
+    test_patch: str | None = None
 
 
 class Environment(BaseModel):
@@ -84,13 +84,13 @@ class Environment(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    recipe: Optional[str] = None
-    version: Optional[str] = None
-    commit: Optional[str] = Field(None, min_length=4)
-    python: Optional[PythonVersion] = None
-    packages: Optional[list[str]] = None
-    pre_install: Optional[list[str]] = None
-    install: Optional[list[str]] = None
+    recipe: str | None = None
+    version: str | None = None
+    commit: str | None = Field(None, min_length=4)
+    python: PythonVersion | None = None
+    packages: list[str] | None = None
+    pre_install: list[str] | None = None
+    install: list[str] | None = None
 
 
 class TaskSpec(BaseModel):
@@ -100,25 +100,25 @@ class TaskSpec(BaseModel):
 
     description: str = Field(min_length=1)
     eval: str = Field(min_length=1)
-    entrypoint: Optional[str] = None
-    eval_mode: Optional[Literal["fork", "fresh"]] = None  # "fresh": never fork eval from a warm interpreter
+    entrypoint: str | None = None
+    eval_mode: Literal["fork", "fresh"] | None = None  # "fresh": never fork eval from a warm interpreter
     requirements: list[str] = []
     readonly: list[str] = []
     hidden: list[str] = []
     agent_owned: list[str] = []
     binary: list[str] = []  # binary files the agent may change and eval uses; other binary files never reach it
     tests: list[str] = []
-    python: Optional[PythonVersion] = None
+    python: PythonVersion | None = None
     tags: list[str] = []
     limits: Limits = Limits()
-    source: Optional[Source] = None
-    environment: Optional[Environment] = None
+    source: Source | None = None
+    environment: Environment | None = None
     fail_to_pass: list[str] = []
     pass_to_pass: list[str] = []
 
     @field_validator("eval", "entrypoint")
     @classmethod
-    def _command(cls, value: Optional[str]) -> Optional[str]:
+    def _command(cls, value: str | None) -> str | None:
         if value is None:
             return value
         try:

@@ -37,8 +37,8 @@ class Task:
         solution: the gold patch, if the task ships one.
     """
 
-    def __init__(self, root: Path, spec: TaskSpec, repo: Path | None = None, meta_files: tuple[str, ...] = ("task.toml",),
-                 added_requirements: tuple[str, ...] = ()):
+    def __init__(self, root: Path, spec: TaskSpec, repo: Path | None = None,
+                 meta_files: tuple[str, ...] = ("task.toml",), added_requirements: tuple[str, ...] = ()):
         self.root = root
         self.added_requirements = added_requirements
         self.name = root.name

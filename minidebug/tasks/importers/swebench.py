@@ -16,24 +16,25 @@ minidebug.tasks.recipes), installed from its `environment_setup_commit`, so inst
 A local clone must give every file of the commits a task uses: an instance whose clone is missing, shallow or
 partial without them, or unreadable (a corrupt pack) fails, saying why, and no task folder is written for it.
 Test ids cut short at a space by SWE-bench's log parser are kept, and scored by prefix as SWE-bench does.
-Django's unittest ids run through its tests/runtests.py (read-only, as the test files are), and sympy's bare test names become pytest node ids
-(see test_ids).
+Django's unittest ids run through its tests/runtests.py (read-only, as the test files are), and sympy's bare
+test names become pytest node ids (see test_ids).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ...errors import TaskError
+from ..command import unittest_id
 from ..patch import parse_patch
 from ..recipes import find_recipe
 from .clones import CloneError, check_commit, find_clone
 from .common import ImportReport, toml_string
 from .test_ids import DJANGO_SCRIPT, django_labels, eval_prefix, id_shape, node_ids, patched, read_at
-from ..command import unittest_id
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -40,7 +40,6 @@ import shutil
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -60,12 +59,12 @@ class Recipe(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    python: Optional[PythonVersion] = None
+    python: PythonVersion | None = None
     packages: list[str] = []
     requirement_files: list[str] = []
     pre_install: list[str] = []
     install: list[str] = []
-    test: Optional[str] = None
+    test: str | None = None
     system: list[str] = []
     system_install: str = ""
 
@@ -134,7 +133,7 @@ class RecipeTable(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     repositories: list[str] = Field(min_length=1)
-    defaults: Optional[dict] = None
+    defaults: dict | None = None
     versions: dict[str, dict] = {}
 
     def listed(self) -> list[str]:

@@ -30,7 +30,7 @@ def requirement_lines(path, seen=()):
                 if os.path.isfile(included) and included not in seen:
                     lines += requirement_lines(included, seen + (path,))
             elif stripped and not stripped.startswith(SELF_INSTALLS):
-                name = re.split(r"[<>=!~;\[ ]", stripped, 1)[0]
+                name = re.split(r"[<>=!~;\[ ]", stripped, maxsplit=1)[0]
                 lines.append(stripped if name not in RENAMED else RENAMED[name] or "")
     return [line for line in lines if line]
 
@@ -59,7 +59,7 @@ def conda_lines(path):
 def conda_requirement(spec):
     """A conda package spec as a pip requirement (`name=1.2` is `name==1.2.*`); "" for conda's own ones."""
     spec = spec.split("::")[-1].replace(" ", "")
-    name = re.split(r"[<>=!~]", spec, 1)[0]
+    name = re.split(r"[<>=!~]", spec, maxsplit=1)[0]
     if name in RENAMED:
         if RENAMED[name] is None:
             return ""
