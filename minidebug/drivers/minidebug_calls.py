@@ -11,8 +11,8 @@ and whether it returned normally is noted.
 After the call: a plain test function (not a unittest case, which unittest calls) that was never called that
 way, or that raised while the call phase did not, counts as a failure, and so does any check above that
 fails, and so does a write to the test module's namespace while the test ran where its file declares no
-`global` (project code that plants `sum` there for the test's own reads and takes it back, say; Python <
-3.12, whose dict watchers see each write anyway); each is a finding.
+`global` (project code that plants `sum` there for the test's own reads and takes it back, say; the registry
+`warnings` keeps there excepted; Python < 3.12, whose dict watchers see each write anyway); each is a finding.
 """
 
 import operator
@@ -20,6 +20,7 @@ import operator
 from minidebug_modules import class_namespace as _class_dict
 
 _mro = type.__dict__["__mro__"].__get__
+_WARNINGS_OWN = {"__warningregistry__"}  # what `warnings` writes into the namespace of the code that warns
 
 
 class NotTheTasksTest(Exception):
@@ -79,11 +80,12 @@ class _Checks:
             raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
         self.called.pop(id(item), None)
         self.checked[:] = [item, getattr(item, "obj", None)]
-        version = genuine.namespace_version(path_of(item)) if isinstance(item, function_type) else None
+        version = genuine.namespace_mark(path_of(item)) if isinstance(item, function_type) else None
         outcome = yield
         self.checked[:] = []
         if version is not None and genuine.namespace_version(path_of(item)) != version \
-                and not genuine.writes_its_globals(path_of(item)):
+                and not genuine.writes_its_globals(path_of(item)) \
+                and genuine.written_names(path_of(item)) - _WARNINGS_OWN:
             why = f"{item.nodeid}: its module's namespace was written while it ran (by code other than its own)"
             report(why)
             _fail(outcome, why)
