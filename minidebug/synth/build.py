@@ -71,6 +71,11 @@ class SynthReport:
     dropped: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
     baseline_tests: int = 0
+    # What the benchmark needs to try the same candidates another way: the venv, the eval's pytest arguments,
+    # and each candidate tried, in order, with why it was dropped ("" when kept) and its seconds.
+    venv: Path | None = None
+    pytest_args: list[str] = field(default_factory=list)
+    trials: list[tuple[Mutation, str, float]] = field(default_factory=list)
 
     def summary(self, out: Path) -> str:
         rows = [("candidates", str(self.candidates)), ("  reached by no passing test", str(self.unreached)),
@@ -108,10 +113,10 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     venv, test_command, environment = _environment(clone, sha, repository, run_paths, cache_dir)
     pytest_args = _pytest_args(test_command) + run_paths
     say(f"venv: {venv}")
+    report = SynthReport(venv=venv, pytest_args=pytest_args)
 
     scratches: queue.Queue[Scratch] = queue.Queue()
     made: list[Scratch] = []
-    report = SynthReport()
     try:
         for _ in range(max(1, jobs)):
             made.append(Scratch(clone, sha, venv, pytest_args))
@@ -187,6 +192,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             key = (mutation.path, mutation.function, frozenset(outcome.failing))
             if not reason and key in kept_keys:
                 reason = "same failing tests as a kept task of its function"
+            report.trials.append((mutation, reason, outcome.seconds))
             if reason:
                 report.dropped[reason] += 1
                 say(f"dropped {_where(mutation)}: {reason}")
