@@ -38,7 +38,7 @@ from .statement import problem_statement
 from .validate import NAME_ERRORS, Scratch, SynthError, TestOutcome, judge
 
 if TYPE_CHECKING:  # libcst is imported only when synth runs
-    from .modifiers import Mutation
+    from .modifiers import Mutation, Site
 
 DEFAULT_TEST = "python -m pytest -rA"
 
@@ -99,7 +99,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
         SynthError: the clone or commit is not there, or the suite does not run at the commit.
         MinidebugError: libcst is missing (the `synth` extra), a modifier is unknown, the venv cannot be built.
     """
-    from .modifiers import CLASS_MODIFIERS, mutations
+    from .modifiers import CLASS_MODIFIERS, sites
 
     started = time.monotonic()
     say = progress or (lambda line: None)
@@ -138,23 +138,18 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
         say(f"{len(stable)} test(s) pass at {sha[:12]} ({plain.seconds:.1f} s); candidate timeout {limit:g} s")
         cover = CoverageMap.from_run(traced, stable)
 
-        by_modifier: dict[str, list[_Candidate]] = {}
-        seen: set[tuple[str, str]] = set()
+        by_modifier: dict[str, list[tuple[Site, str, frozenset[str]]]] = {}
         for path in cover.files():
             if not path.endswith(".py") or is_test_file(path) or path not in files:
                 continue
             original = first.read(path)
-            for mutation in mutations(path, original, modifiers):
+            for site in sites(path, original, modifiers):
                 report.candidates += 1
-                tests = cover.tests_reaching(path, None if mutation.modifier in CLASS_MODIFIERS else mutation.scope)
+                tests = cover.tests_reaching(path, None if site.modifier in CLASS_MODIFIERS else site.scope)
                 if not tests:
                     report.unreached += 1
                     continue
-                if (path, mutation.source) in seen:
-                    continue
-                seen.add((path, mutation.source))
-                by_modifier.setdefault(mutation.modifier, []).append(
-                    _Candidate(0, mutation, original, frozenset(tests)))
+                by_modifier.setdefault(site.modifier, []).append((site, original, frozenset(tests)))
         ordered = _interleave(by_modifier, seed)
         say(f"{report.candidates} candidate(s), {len(ordered)} reached by passing tests")
 
@@ -185,7 +180,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
                 scratches.put(scratch)
 
         kept_keys: set[tuple[str, str, frozenset[str]]] = set()
-        for outcome in _in_order(ordered, attempt, jobs, lambda: len(report.kept) >= max_tasks):
+        for outcome in _in_order(_made(ordered), attempt, jobs, lambda: len(report.kept) >= max_tasks):
             report.tried += 1
             mutation = outcome.candidate.mutation
             reason = outcome.reason
@@ -214,24 +209,36 @@ def _where(mutation: Mutation) -> str:
     return f"{mutation.modifier} in {mutation.function} ({mutation.path}:{mutation.lines[0]})"
 
 
-def _interleave(by_modifier: dict[str, list[_Candidate]], seed: int) -> list[_Candidate]:
-    """Each modifier's candidates shuffled by the seed, then taken in turn, one from each modifier."""
+def _interleave(by_modifier: dict[str, list[tuple[Site, str, frozenset[str]]]],
+                seed: int) -> list[tuple[Site, str, frozenset[str]]]:
+    """Each modifier's sites shuffled by the seed, then taken in turn, one from each modifier."""
     rng = random.Random(seed)
     queues = []
     for name in sorted(by_modifier):
         found = list(by_modifier[name])
         rng.shuffle(found)
         queues.append(deque(found))
-    ordered: list[_Candidate] = []
+    ordered = []
     while any(queues):
         for waiting in queues:
             if waiting:
-                candidate = waiting.popleft()
-                ordered.append(_Candidate(len(ordered), candidate.mutation, candidate.original, candidate.tests))
+                ordered.append(waiting.popleft())
     return ordered
 
 
-def _in_order(candidates: list[_Candidate], attempt: Callable[[_Candidate], _Outcome], jobs: int,
+def _made(ordered: list[tuple[Site, str, frozenset[str]]]) -> Iterator[_Candidate]:
+    """The candidates of the ordered sites, each mutation made when it is about to be tried; a mutation that
+    changes nothing, does not compile or repeats an earlier one's text is skipped."""
+    seen: set[tuple[str, str]] = set()
+    for site, original, tests in ordered:
+        mutation = site.mutate()
+        if mutation is None or (mutation.path, mutation.source) in seen:
+            continue
+        seen.add((mutation.path, mutation.source))
+        yield _Candidate(len(seen) - 1, mutation, original, tests)
+
+
+def _in_order(candidates: Iterator[_Candidate], attempt: Callable[[_Candidate], _Outcome], jobs: int,
               done: Callable[[], bool]) -> Iterator[_Outcome]:
     """The outcomes of `attempt` over `candidates`, `jobs` at a time but yielded in candidate order, until
     `done()` says enough; what was started beyond that is finished and not yielded."""

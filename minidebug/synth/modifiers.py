@@ -307,9 +307,36 @@ class _Replacer(cst.CSTTransformer):
         return updated_node
 
 
-def mutations(path: str, source: str, modifiers: Sequence[str] | None = None) -> Iterator[Mutation]:
-    """Every mutation of a module's text `source` (at `path`) by the named modifiers (default: all), in the
-    order of their sites in the file; a mutation that would not change the code, or not compile, is left out.
+@dataclass(frozen=True)
+class Site:
+    """Where one modifier can make one mutation; `mutate` makes it (a full pass over the module, so sites are
+    found for every modifier at once and only the mutations tried are made)."""
+
+    modifier: str
+    path: str
+    function: str
+    scope: tuple[int, int]
+    _module: cst.Module
+    _node: cst.CSTNode
+    _replace: _Replace
+    _source: str
+
+    def mutate(self) -> Mutation | None:
+        """The mutation, or None when it would not change the code or not compile."""
+        try:
+            mutated = self._module.visit(_Replacer(self._node, self._replace)).code
+            compile(mutated, self.path, "exec")
+        except (SyntaxError, ValueError, cst.CSTValidationError):
+            return None
+        if mutated == self._source:
+            return None
+        lines, buggy = changed_lines(self._source, mutated)
+        return Mutation(self.modifier, self.path, self.function, self.scope, lines, buggy, mutated)
+
+
+def sites(path: str, source: str, modifiers: Sequence[str] | None = None) -> list[Site]:
+    """Every site of the named modifiers (default: all) in a module's text `source` (at `path`), in the order
+    of the file; none when the text does not parse.
 
     Raises:
         MinidebugError: a modifier name is unknown.
@@ -321,19 +348,20 @@ def mutations(path: str, source: str, modifiers: Sequence[str] | None = None) ->
     try:
         wrapper = MetadataWrapper(cst.parse_module(source))
     except cst.ParserSyntaxError:
-        return
-    sites = _Sites(names)
-    wrapper.visit(sites)
-    for name, node, replace, scope in sites.found:
-        try:
-            mutated = wrapper.module.visit(_Replacer(node, replace)).code
-            compile(mutated, path, "exec")
-        except (SyntaxError, ValueError, cst.CSTValidationError):
-            continue
-        if mutated == source:
-            continue
-        lines, buggy = changed_lines(source, mutated)
-        yield Mutation(name, path, scope.name, scope.span, lines, buggy, mutated)
+        return []
+    found = _Sites(names)
+    wrapper.visit(found)
+    return [Site(name, path, scope.name, scope.span, wrapper.module, node, replace, source)
+            for name, node, replace, scope in found.found]
+
+
+def mutations(path: str, source: str, modifiers: Sequence[str] | None = None) -> Iterator[Mutation]:
+    """Every mutation of `source` by the named modifiers (default: all), in the order of their sites; one that
+    would not change the code, or not compile, is left out."""
+    for site in sites(path, source, modifiers):
+        mutation = site.mutate()
+        if mutation is not None:
+            yield mutation
 
 
 def changed_lines(before: str, after: str) -> tuple[tuple[int, int], tuple[int, int]]:
