@@ -20,8 +20,11 @@ from minidebug.synth.build import synthesize, unified_diff  # noqa: E402
 from minidebug.synth.coverage import CoverageMap  # noqa: E402
 from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
 from minidebug.synth.statement import problem_statement  # noqa: E402
-from minidebug.synth.validate import RunReport, judge  # noqa: E402
-from minidebug.synth.validate import TestOutcome as Outcome  # noqa: E402
+from minidebug.synth.validate import (  # noqa: E402
+    RunReport,
+    TestOutcome as Outcome,  # noqa: E402
+    judge,
+)
 
 SNIPPET = textwrap.dedent('''\
     import math
