@@ -164,6 +164,7 @@ def _synth(args: argparse.Namespace) -> int:
     report = synthesize(args.clone, args.out, args.max, commit=args.commit, seed=args.seed, modifiers=modifiers,
                         repository=args.repository, jobs=args.jobs or os.cpu_count() or 1,
                         keep_name_errors=args.keep_name_errors, timeout=args.timeout,
+                        sandbox=from_command_line(args.sandbox),
                         progress=(lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None)
     print(report.summary(args.out))
     return 0 if report.kept else 1
@@ -399,6 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
                               help="seconds one candidate's tests may take (default: 3x the suite's time + 10)")
     synth_parser.add_argument("--keep-name-errors", action="store_true",
                               help="also keep bugs whose tests fail only with AttributeError or NameError")
+    synth_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
+                              help="the sandbox of the episode that measures which tests count (default: auto)")
     synth_parser.add_argument("-v", "--verbose", action="store_true", help="a line per candidate on stderr")
     synth_parser.set_defaults(handler=_synth)
 

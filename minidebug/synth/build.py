@@ -2,13 +2,13 @@
 
 The venv is the one a `[source]` task at the commit gets (the environment recipe of `repository`, when one is
 bundled or given, else pytest alone). The suite runs twice on the commit in a scratch tree, once traced (the
-coverage map); the tests that pass in both are the ones a bug can break. Every mutation of the project's files
-that some of those tests reach is a candidate; the candidates are shuffled by the seed (each modifier's in turn,
-so that every modifier gets its share) and tried in that order, `jobs` at a time, each by the tests that reach
-its function and, when one of those fails as a bug worth debugging should (see validate.judge), by the rest
-of the suite: each kept task's tests run once in full, which fixes FAIL_TO_PASS and PASS_TO_PASS. Outcomes
-are taken in candidate order, so a seed gives the same tasks whatever the timing (timeouts aside); a
-candidate whose failing tests, from the same function, are those of a task already kept is dropped.
+coverage map), and once as an episode's eval; the tests that pass in all three are the ones a bug can break. Every
+mutation of the project's files that some of those tests reach is a candidate; the candidates are shuffled by the
+seed (each modifier's in turn, so that every modifier gets its share) and tried in that order, `jobs` at a time,
+each by the tests that reach its function and, when one of those fails as a bug worth debugging should (see
+validate.judge), by the rest of the suite: each kept task's tests run once in full, which fixes FAIL_TO_PASS and
+PASS_TO_PASS. Outcomes are taken in candidate order, so a seed gives the same tasks whatever the timing (timeouts
+aside); a candidate whose failing tests, from the same function, are those of a task already kept is dropped.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class SynthReport:
 def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", seed: int = 0,
                modifiers: Sequence[str] | None = None, repository: str | None = None, jobs: int = 1,
                keep_name_errors: bool = False, timeout: float | None = None, cache_dir: Path | None = None,
-               progress: Callable[[str], None] | None = None) -> SynthReport:
+               sandbox: str | None = None, progress: Callable[[str], None] | None = None) -> SynthReport:
     """Write up to `max_tasks` task folders under `out` from procedural bugs of `clone` at `commit`.
 
     Raises:
@@ -110,7 +110,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     run_paths = _test_paths(test_files)
     if not run_paths:
         raise SynthError(f"{clone} has no test files at {sha[:12]} (test_*.py, *_test.py, or under tests/)")
-    venv, test_command, environment = _environment(clone, sha, repository, run_paths, cache_dir)
+    venv, test_command, environment, in_episodes = _environment(clone, sha, repository, run_paths, cache_dir, sandbox)
     pytest_args = _pytest_args(test_command) + run_paths
     say(f"venv: {venv}")
     report = SynthReport(venv=venv, pytest_args=pytest_args)
@@ -128,7 +128,8 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
         for name, run in (("the suite", plain), ("the traced suite", traced)):
             if run.timed_out or run.exitstatus is None:
                 raise SynthError(f"{name} did not run at {sha[:12]}: {run.output.strip()[-500:]}")
-        stable = plain.passing() & traced.passing()
+        # Tests that pass in plain runs but not in an episode's eval (its integrity checks) cannot count.
+        stable = plain.passing() & traced.passing() & in_episodes
         if not stable:
             raise SynthError(f"no test passes at {sha[:12]}: {plain.output.strip()[-500:]}")
         report.baseline_tests = len(stable)
@@ -346,10 +347,11 @@ def _pytest_args(command: str) -> list[str]:
     return argv[argv.index("pytest") + 1:]
 
 
-def _environment(clone: Path, sha: str, repository: str | None, run_paths: list[str],
-                 cache_dir: Path | None) -> tuple[Path, str, list[str]]:
-    """The venv of a `[source]` task at the commit, its test command and the `[environment]` lines of
-    task.toml (none when no recipe names the repository)."""
+def _environment(clone: Path, sha: str, repository: str | None, run_paths: list[str], cache_dir: Path | None,
+                 sandbox: str | None) -> tuple[Path, str, list[str], set[str]]:
+    """The venv of a `[source]` task at the commit, its test command, the `[environment]` lines of
+    task.toml (none when no recipe names the repository), and the tests that pass in an episode's eval of it."""
+    from ..core.make import make
     from ..store.cache import prepare
     from ..tasks.recipes import find_recipe
     from ..tasks.task import load_task
@@ -374,8 +376,14 @@ def _environment(clone: Path, sha: str, repository: str | None, run_paths: list[
             f"eval = {toml_string(test_command + ' ' + ' '.join(shlex.quote(p) for p in run_paths))}",
             "", "[source]", f"git = {toml_string(str(clone))}", f"commit = {toml_string(sha)}", *environment,
         ]) + "\n", encoding="utf-8")
-        prepared = prepare(load_task(base), cache_dir)
-    return prepared.venv, test_command, environment
+        task = load_task(base)
+        prepared = prepare(task, cache_dir)
+        with make(task, cache_dir=cache_dir, sandbox=sandbox, eval_timeout=1800, terminate_on_success=False,
+                  max_steps=10_000) as env:
+            env.reset()
+            result = env.evaluate()
+    passing = {test for test, outcome in result.tests.items() if outcome == "passed"}
+    return prepared.venv, test_command, environment, passing
 
 
 def _commit(clone: Path, commit: str) -> str:
