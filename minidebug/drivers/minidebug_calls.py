@@ -7,9 +7,12 @@ the classes pytest runs the item through (`type(item).__mro__`: `Function.runtes
 code of the agent's; and what pytest is about to call is the task's test as its file defines it (see
 minidebug_identity). Around the call of the function itself (`pytest_pyfunc_call`, where pytest's own
 implementation calls it), the same identity is checked again (unless it is the very object just checked)
-and whether it returned normally is noted. Both wrappers learn a call's exception as pluggy throws it into them
-(`wrapper=True`, pluggy >= 1.1), never from pluggy's result object, whose class project code could patch
-and put back within the call; with an older pluggy they can only read it there (see `old_style`).
+and whether it returned normally is noted, by the call itself: pytest's own implementation calls, in the test
+function's place, a stand-in of the driver's that calls it (a coroutine function, which a plugin runs its
+own way, excepted). Both wrappers learn a call's exception as pluggy throws it into them (`wrapper=True`,
+pluggy >= 1.1), never from pluggy's result object; with an older pluggy they can only read it there (see
+`old_style`). What pluggy's dispatch passes on (whose classes project code can patch and put back within one
+call on Python <= 3.11) therefore cannot hide that the function raised: the two disagreeing is a finding.
 After the call: a plain test function (not a unittest case, which unittest calls) that was never called that
 way, or that raised while the call phase did not, counts as a failure, and so does any check above that
 fails, and so does a write to the test module's namespace while the test ran where its file declares no
@@ -18,11 +21,15 @@ fails, and so does a write to the test module's namespace while the test ran whe
 """
 
 import operator
+import types
 
-from minidebug_modules import class_namespace as _class_dict
+from minidebug_modules import _is, class_namespace as _class_dict
 
 _mro = type.__dict__["__mro__"].__get__
 _WARNINGS_OWN = {"__warningregistry__"}  # what `warnings` writes into the namespace of the code that warns
+_FUNCTION, _METHOD = types.FunctionType, types.MethodType
+_NAMES = ("__name__", "__qualname__", "__module__", "__doc__")
+_ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR: run by a plugin
 
 
 class NotTheTasksTest(Exception):
@@ -40,6 +47,8 @@ class _Checks:
         self.called, self.classes = {}, {}  # id(item) -> whether its function returned normally
         self.checked = []  # the item whose call runs now, and what pytest was to call for it, as checked
         self.last = [None, None]  # the class and parent of the item whose classes were last checked
+        self.calling = []  # the item whose function runs now, and that function
+        self.call = _recording_call(self)
         self.changed_classes(function_type, "")  # pytest's test function items, as before the project is imported
 
     def problem(self, item):
@@ -127,14 +136,45 @@ class _Checks:
         if why:
             self.report(f"{pyfuncitem.nodeid}: {why}")
             raise NotTheTasksTest(f"minidebug: {pyfuncitem.nodeid} is not run: {why}")
-        called = self.called
+        function, called = pyfuncitem.obj, self.called
+        plain = function.__func__ if _is(function, _METHOD) else function
+        swapped = _is(plain, _FUNCTION) and not plain.__code__.co_flags & _ASYNC
+        if swapped:
+            self.calling[:] = [pyfuncitem, function]
+            call = self.call  # pytest's own implementation calls the function through it
+            for name in _NAMES:  # what a test reading `request.function` sees of it
+                setattr(call, name, getattr(plain, name))
+            call.__wrapped__ = function
+            pyfuncitem.obj = call
         try:
             result = yield
         except BaseException:
-            called[id(pyfuncitem)] = False
+            if not swapped:  # a coroutine function, which a plugin (pytest-asyncio) runs its own way
+                called[id(pyfuncitem)] = False
             raise
-        called[id(pyfuncitem)] = called.get(id(pyfuncitem), True)
+        finally:
+            if swapped:
+                self.calling[:] = []
+                pyfuncitem.obj = function
+        if not swapped:
+            called[id(pyfuncitem)] = called.get(id(pyfuncitem), True)
         return result
+
+
+def _recording_call(checks):
+    """What pytest calls for a test function in its place: the test's own function, called here, so that
+    whether it returned is known from the call itself, not from what pytest's hooks (whose classes project
+    code can patch and put back within the call) pass on. It holds `checks` as a default value (audited)."""
+
+    def call(*args, _minidebug_checks=checks, **kwargs):
+        __tracebackhide__ = True
+        item, function = _minidebug_checks.calling
+        _minidebug_checks.called[id(item)] = False
+        result = function(*args, **kwargs)
+        _minidebug_checks.called[id(item)] = True
+        return result
+
+    return call
 
 
 def new_style(pytest):
@@ -198,4 +238,4 @@ def plugin(genuine, state, report, function_type, path_of, agents, hooks):
                 __tracebackhide__ = True
                 yield from old_style(_checks.pyfunc_call(pyfuncitem))
 
-    return Calls(), (Calls.pytest_runtest_call, Calls.pytest_pyfunc_call)
+    return Calls(), (Calls.pytest_runtest_call, Calls.pytest_pyfunc_call, checks.call)
