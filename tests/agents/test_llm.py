@@ -5,6 +5,7 @@ import json
 import pytest
 
 from minidebug.agents.llm import LLMAgent
+from minidebug.core.budget import Budget
 from minidebug.errors import MinidebugError
 from minidebug.run.cli import main
 from minidebug.run.episode import run_episode
@@ -72,10 +73,11 @@ def test_context_budget_shortens_old_observations_then_drops_turns():
         agent.messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": f"c{i}", "type": "function", "function": {"name": "view", "arguments": "{}"}}]})
         agent.messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"obs {i} " + "word " * 200})
-    fitted = agent._fitted()
+    fitted = agent.fitted_messages()
     assert fitted[:2] == agent.messages[:2]
     assert fitted[-8:] == agent.messages[-8:]  # the last four turns are kept whole
-    assert sum(agent._counter.count(json.dumps(m)) + 4 for m in fitted) <= 1400
+    counter = Budget(10**12, 10**12)  # counts tokens as the agent does
+    assert sum(counter.count(json.dumps(m)) + 4 for m in fitted) <= 1400
     ids = [m["tool_call_id"] for m in fitted if m["role"] == "tool"]
     assert ids[0] != "c0" and ids == sorted(ids) and ids[-1] == "c7"  # the oldest turns were dropped
     assert any(m["content"].endswith("[observation shortened]") for m in fitted if m["role"] == "tool")

@@ -10,11 +10,11 @@ def snapshot_settled(env, bare):
     """A snapshot once the tree the env lays ahead for its next eval is laid (a copy runs meanwhile), and
     the interpreters started in the background are started (an eval while a pdb session holds the room
     starts one)."""
-    for room in list(env._evals.pool._idle):
+    for room in env.forked_evals.pool.idle_rooms:
         if room.ahead is not None:
             room.ahead.wait()
         if room.warm is not None:
-            room.warm._started_process()
+            room.warm.wait_started()
     return snapshot(bare)
 
 

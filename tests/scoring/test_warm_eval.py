@@ -515,7 +515,7 @@ def test_a_pytest_file_left_above_the_eval_tree_stops_the_score(make_env, calc_t
     env = make_env(calc_task, sandbox=None, terminate_on_success=False)
     env.reset()
     env.evaluate()
-    room = env._evals.pool._idle[0].dir
+    room = env.forked_evals.pool.idle_rooms[0].dir
     (room / "pytest.ini").write_text("[pytest]\n")
     (room / "conftest.py").write_text("raise SystemExit('planted')\n")
     result = env.evaluate()

@@ -54,11 +54,11 @@ def test_a_closed_envs_warm_interpreter_serves_the_next_envs_first_eval(cache_di
             assert warm_pids() == waiting  # taken, not started anew
             result = second.evaluate()
             assert result.forked and result.tests == expected
-        assert len(pool._idle) == 1 and warm_pids() == waiting  # the same interpreter, which served that eval
+        assert len(pool.idle_rooms) == 1 and warm_pids() == waiting  # the same interpreter, which served that eval
         with minidebug.make(task, cache_dir=cache_dir, warm_pool=pool, processes=33) as other:
             other.reset()  # other limits: the room waiting in the pool is not for it, so it starts its own
-            assert other.evaluate().forked and 33 in {room.key.limits[3] for room in pool._idle}
-        assert len(pool._idle) == 2
+            assert other.evaluate().forked and 33 in {room.key.limits[3] for room in pool.idle_rooms}
+        assert len(pool.idle_rooms) == 2
     assert settled(lambda: warm_interpreters(), []) == [] and descendants() == set()
     assert episode_dirs() == before  # every room's folder is gone with the pool
 
@@ -71,9 +71,9 @@ def test_a_room_whose_venv_was_rebuilt_is_not_handed_on(cache_dir, task_dir):
             env.evaluate()
             assert settled(lambda: len(warm_pids()), 1) == 1
             venv = env.workspace.venv
-        assert len(pool._idle) == 1
+        assert len(pool.idle_rooms) == 1
         pool.discard(venv)
-        assert pool._idle == [] and settled(lambda: warm_interpreters(), []) == []
+        assert pool.idle_rooms == () and settled(lambda: warm_interpreters(), []) == []
 
 
 def test_open_envs_share_one_waiting_interpreter_which_ends_with_the_env_that_made_it(make_env, task_dir):
@@ -100,9 +100,9 @@ def test_an_eval_that_finds_every_room_busy_runs_fresh_and_the_pool_grows_a_room
         env.reset()
     first.evaluate()
     assert settled(lambda: len(warm_pids()), 1) == 1
-    warm, ahead, room = first._evals.take(stale=False)  # as while the first env's eval runs
+    warm, ahead, room = first.forked_evals.take(stale=False)  # as while the first env's eval runs
     assert warm is not None
     assert not second.evaluate().forked
     assert settled(lambda: len(warm_pids()), 2) == 2  # one more room for the next time both evaluate at once
-    first._evals.give_back(warm)
+    first.forked_evals.give_back(warm)
     assert first.evaluate().forked and second.evaluate().forked and len(warm_pids()) == 2

@@ -59,7 +59,7 @@ def test_trace_and_inspect_forked_show_what_they_show_fresh_down_to_the_recursio
         env = make_env(task, eval_mode=mode)
         env.reset()
         seen[mode] = [env.step(call)[0] for call in calls]
-        assert tool(env).spare is None and env.tools["trace"]._ahead is None
+        assert tool(env).spare is None and env.tools["trace"].ahead is None
     assert seen["fork"] == seen["fresh"]
     assert " calls\n#1 depth(n=0)" in seen["fork"][0] and "n = 0" in seen["fork"][1]
 
