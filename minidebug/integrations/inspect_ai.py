@@ -33,7 +33,7 @@ from inspect_ai.model import ChatMessageUser, ModelAPI, get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, ToolDef, ToolError as InspectToolError, ToolParams
-from inspect_ai.util import ExecResult, SandboxEnvironment, sandbox, sandboxenv, store
+from inspect_ai.util import ExecResult, SandboxEnvironment, SandboxEnvironmentSpec, sandbox, sandboxenv, store
 from pydantic import BaseModel
 
 from ..errors import MinidebugError, ToolError, UsageError, WorkspaceError
@@ -352,4 +352,4 @@ def minidebug_tasks(tasks: str | list[str] = "*", strategy: str = "debug", max_s
                for t in selected]
     config = MinidebugSandboxConfig(strategy=plan.name, max_steps=max_steps, bash=False)
     return Task(dataset=dataset, solver=minidebug_agent(plan.name), scorer=minidebug_score(),
-                sandbox=("minidebug", config), model=model)
+                sandbox=SandboxEnvironmentSpec("minidebug", config), model=model)
