@@ -68,6 +68,7 @@ class Genuine:
         self._unbound = {}  # real path -> the names the file reads and never binds (see _unbound_reads)
         self._names = {}  # real path -> what _file_names read of it (each file is parsed once a run)
         self._version = dict_version_reader()
+        self._clean_at = {}  # real path -> its namespace's version tag when its imports and names last held
 
     def real(self, path):
         found = self._real.get(path)
@@ -93,9 +94,12 @@ class Genuine:
         namespaces = self._namespaces.get(path)
         if not namespaces:
             return "no code compiled from its file ran (something else stood in for the test module)"
-        why = self._imports_problem(path, namespaces[0]) or self._shadow_problem(path, namespaces[0])
-        if why:
-            return why
+        version = self._version(namespaces[0]) if self._version is not None else None
+        if version is None or self._clean_at.get(path) != version:  # its namespace was written since
+            why = self._imports_problem(path, namespaces[0]) or self._shadow_problem(path, namespaces[0])
+            if why:
+                return why
+            self._clean_at[path] = version
         names = tuple(nodeid.split("[", 1)[0].split("::")[1:])
         if not names:
             return None

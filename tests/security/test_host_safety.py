@@ -167,7 +167,7 @@ TOOL_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("examples", [6, pytest.param(24, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("examples", [3, pytest.param(24, marks=pytest.mark.slow)])
 def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env, task_dir, tmp_path, examples):
     """(`-m slow` tries more sequences.)"""
     from hypothesis import HealthCheck, given, settings, strategies as st

@@ -22,11 +22,11 @@ def pool():
         yield shared
 
 
-@pytest.mark.parametrize("name", [name if index % 2 == 0 else pytest.param(name, marks=pytest.mark.slow)
+@pytest.mark.parametrize("name", [name if index % 4 == 0 else pytest.param(name, marks=pytest.mark.slow)
                                   for index, name in enumerate(bundled_task_names())])
 def test_every_bundled_task_passes_every_check(name, cache_dir, pool):
     """In the sandbox `minidebug check` picks (bubblewrap where it works); the oracle check also fails a gold
-    patch that the eval's watch flags, so no bundled fix looks like forgery. Every other task here, all of them
+    patch that the eval's watch flags, so no bundled fix looks like forgery. Every fourth task here, all of them
     with -m slow. (tests/sandbox/test_sandbox.py: every tenth task under Landlock.)"""
     report = check_task(load_task(name), cache_dir=cache_dir, warm_pool=pool)
     assert report.ok, format_reports([report])
