@@ -11,8 +11,8 @@ and whether it returned normally is noted.
 After the call: a plain test function (not a unittest case, which unittest calls) that was never called that
 way, or that raised while the call phase did not, counts as a failure, and so does any check above that
 fails, and so does a write to the test module's namespace while the test ran where its file declares no
-`global` (project code that plants `sum` there for the test's own reads and takes it back, say; Python <
-3.12, whose dict watchers see each write anyway); each is a finding.
+`global` (project code that plants `sum` there for the test's own reads and takes it back, say; the registry
+`warnings` keeps there excepted; Python < 3.12, whose dict watchers see each write anyway); each is a finding.
 """
 
 import operator
@@ -20,29 +20,35 @@ import operator
 from minidebug_modules import class_namespace as _class_dict
 
 _mro = type.__dict__["__mro__"].__get__
+_WARNINGS_OWN = {"__warningregistry__"}  # what `warnings` writes into the namespace of the code that warns
 
 
 class NotTheTasksTest(Exception):
     """What pytest ran for a counted test is not the task's test, called as its file defines it."""
 
 
-def plugin(genuine, state, report, function_type, path_of, agents):
-    """The plugin object. `genuine`: minidebug_identity.Genuine; `state`: minidebug_modules.ModuleState;
-    `report(finding)`; `function_type`: pytest's Function item class; `path_of(item)`: an item's file;
-    `agents(value)`: whether a value is code of the agent's (see minidebug_modules.agent_code)."""
-    import pytest
+class _Checks:
+    """The checks around each test's call, and what they keep between tests. Code under test reaches the
+    plugin object through pytest, but this object only through the default values of its hooks (reading
+    them is an audited event, which the watch reports): a closure's cells would be open to it unaudited."""
 
-    called, classes, is_ = {}, {}, operator.is_  # id(item) -> whether its function returned normally
-    checked = []  # the item whose call runs now, and what pytest was to call for it, as checked
-    last = [None, None]  # the class and parent of the item whose classes were last checked
+    def __init__(self, genuine, state, report, function_type, path_of, agents, hooks):
+        self.genuine, self.state, self.report, self.function_type = genuine, state, report, function_type
+        self.path_of, self.agents, self.hooks = path_of, agents, hooks
+        self.called, self.classes = {}, {}  # id(item) -> whether its function returned normally
+        self.checked = []  # the item whose call runs now, and what pytest was to call for it, as checked
+        self.last = [None, None]  # the class and parent of the item whose classes were last checked
+        self.changed_classes(function_type, "")  # pytest's test function items, as before the project is imported
 
-    def problem(item):
-        return genuine.problem(item, item.nodeid, path_of(item)) if isinstance(item, function_type) else None
+    def problem(self, item):
+        if not isinstance(item, self.function_type):
+            return None
+        return self.genuine.problem(item, item.nodeid, self.path_of(item))
 
-    def changed_classes(item_class, nodeid):
+    def changed_classes(self, item_class, nodeid):
         """The classes of `item_class` (its bases included) given an attribute of the agent's code since last
         seen here (pytest sets some itself as it configures: `Node.fspath`)."""
-        found = []
+        found, classes, is_ = [], self.classes, operator.is_
         for klass in _mro(item_class):
             namespace = _class_dict(klass)
             entry = classes.get(id(klass))
@@ -50,69 +56,94 @@ def plugin(genuine, state, report, function_type, path_of, agents):
                     and all(map(is_, entry[2], map(namespace.get, entry[1]))):
                 continue
             before = dict(zip(entry[1], entry[2])) if entry is not None and entry[0] is klass else namespace
-            if any(before.get(key, before) is not value and agents(value) for key, value in list(namespace.items())):
+            if any(before.get(key, before) is not value and self.agents(value)
+                   for key, value in list(namespace.items())):
                 found.append(f"pytest's class {klass.__qualname__} was changed: {nodeid} may not run as written")
             classes[id(klass)] = (klass, tuple(namespace), tuple(namespace.values()))
         return found
 
-    def fail(outcome, why):
-        error = NotTheTasksTest(f"minidebug: {why}")
-        force = getattr(outcome, "force_exception", None)  # pluggy >= 1.1; older ones take a raise here
-        if force is None:
-            raise error
-        force(error)
+    def runtest_call(self, item):
+        __tracebackhide__ = True  # the failure shows what was refused, not this plugin's code
+        genuine, report, function_type, path_of = self.genuine, self.report, self.function_type, self.path_of
+        findings = self.state.changes()
+        if self.hooks:
+            findings += self.hooks[0].before_call()
+        if type(item) is not self.last[0] or item.parent is not self.last[1]:  # a new class or file of tests
+            findings += self.changed_classes(type(item), item.nodeid)
+            self.last[:] = [type(item), item.parent]
+        why = self.problem(item)
+        if why:
+            findings.append(f"{item.nodeid}: {why}")
+        for finding in findings:
+            report(finding)
+        if why:
+            raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
+        self.called.pop(id(item), None)
+        self.checked[:] = [item, getattr(item, "obj", None)]
+        version = genuine.namespace_mark(path_of(item)) if isinstance(item, function_type) else None
+        outcome = yield
+        self.checked[:] = []
+        if version is not None and genuine.namespace_version(path_of(item)) != version \
+                and not genuine.writes_its_globals(path_of(item)) \
+                and genuine.written_names(path_of(item)) - _WARNINGS_OWN:
+            why = f"{item.nodeid}: its module's namespace was written while it ran (by code other than its own)"
+            report(why)
+            _fail(outcome, why)
+            return
+        for finding in self.state.frame_hooks():  # one set while the test ran (a trace function rewrites its frames)
+            report(f"{item.nodeid}: {finding}")
+        returned = self.called.pop(id(item), None)
+        if not isinstance(item, function_type) or type(item).__name__ == "TestCaseFunction":
+            return
+        if returned is None:
+            why = f"{item.nodeid}: its function was never called by pytest's own call of it"
+        elif returned is False and outcome.excinfo is None:
+            why = f"{item.nodeid}: its function raised, yet its call did not"
+        else:
+            return
+        report(why)
+        _fail(outcome, why)
 
-    changed_classes(function_type, "")  # pytest's test function items, as before the project is imported
+    def pyfunc_call(self, pyfuncitem):
+        __tracebackhide__ = True
+        checked = self.checked
+        same = checked and checked[0] is pyfuncitem and checked[1] is pyfuncitem.obj  # as just checked
+        why = None if same else self.problem(pyfuncitem)
+        if why:
+            self.report(f"{pyfuncitem.nodeid}: {why}")
+            raise NotTheTasksTest(f"minidebug: {pyfuncitem.nodeid} is not run: {why}")
+        outcome = yield
+        called = self.called
+        called[id(pyfuncitem)] = called.get(id(pyfuncitem), True) and outcome.excinfo is None
+
+
+def _fail(outcome, why):
+    error = NotTheTasksTest(f"minidebug: {why}")
+    force = getattr(outcome, "force_exception", None)  # pluggy >= 1.1; older ones take a raise here
+    if force is None:
+        raise error
+    force(error)
+
+
+def plugin(genuine, state, report, function_type, path_of, agents, hooks):
+    """The plugin object, and its hook functions (whose default values the watch guards: see `_Checks`).
+    `genuine`: minidebug_identity.Genuine; `state`: minidebug_modules.ModuleState; `report(finding)`;
+    `function_type`: pytest's Function item class; `path_of(item)`: an item's file; `agents(value)`: whether a
+    value is code of the agent's (see minidebug_modules.agent_code); `hooks`: a list that holds a
+    minidebug_hooks.HookCheck once pytest has configured."""
+    import pytest
+
+    checks = _Checks(genuine, state, report, function_type, path_of, agents, hooks)
 
     class Calls:
         @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-        def pytest_runtest_call(self, item):
-            __tracebackhide__ = True  # the failure shows what was refused, not this plugin's code
-            findings = state.changes()
-            if type(item) is not last[0] or item.parent is not last[1]:  # a new class or file of tests
-                findings += changed_classes(type(item), item.nodeid)
-                last[:] = [type(item), item.parent]
-            why = problem(item)
-            if why:
-                findings.append(f"{item.nodeid}: {why}")
-            for finding in findings:
-                report(finding)
-            if why:
-                raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
-            called.pop(id(item), None)
-            checked[:] = [item, getattr(item, "obj", None)]
-            version = genuine.namespace_version(path_of(item)) if isinstance(item, function_type) else None
-            outcome = yield
-            checked[:] = []
-            if version is not None and genuine.namespace_version(path_of(item)) != version \
-                    and not genuine.writes_its_globals(path_of(item)):
-                why = f"{item.nodeid}: its module's namespace was written while it ran (by code other than its own)"
-                report(why)
-                fail(outcome, why)
-                return
-            for finding in state.frame_hooks():  # one set while the test ran (a trace function rewrites its frames)
-                report(f"{item.nodeid}: {finding}")
-            returned = called.pop(id(item), None)
-            if not isinstance(item, function_type) or type(item).__name__ == "TestCaseFunction":
-                return
-            if returned is None:
-                why = f"{item.nodeid}: its function was never called by pytest's own call of it"
-            elif returned is False and outcome.excinfo is None:
-                why = f"{item.nodeid}: its function raised, yet its call did not"
-            else:
-                return
-            report(why)
-            fail(outcome, why)
+        def pytest_runtest_call(self, item, _checks=checks):
+            __tracebackhide__ = True
+            yield from _checks.runtest_call(item)
 
         @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-        def pytest_pyfunc_call(self, pyfuncitem):
+        def pytest_pyfunc_call(self, pyfuncitem, _checks=checks):
             __tracebackhide__ = True
-            same = checked and checked[0] is pyfuncitem and checked[1] is pyfuncitem.obj  # as just checked
-            why = None if same else problem(pyfuncitem)
-            if why:
-                report(f"{pyfuncitem.nodeid}: {why}")
-                raise NotTheTasksTest(f"minidebug: {pyfuncitem.nodeid} is not run: {why}")
-            outcome = yield
-            called[id(pyfuncitem)] = called.get(id(pyfuncitem), True) and outcome.excinfo is None
+            yield from _checks.pyfunc_call(pyfuncitem)
 
-    return Calls()
+    return Calls(), (Calls.pytest_runtest_call, Calls.pytest_pyfunc_call)

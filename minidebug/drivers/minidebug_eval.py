@@ -26,58 +26,67 @@ from itertools import count
 from minidebug_protocol import tag
 
 
+class _Recorded:
+    """What the recorder's hooks note of a run: outcomes, collection errors, the collected items, the phases
+    that ran, raised, or run now, and the item pytest runs now."""
+
+    def __init__(self):
+        self.outcomes, self.collect_errors, self.collected, self.current = {}, [], [], []
+        self.ran, self.raised, self.items, self.running = set(), set(), set(), set()
+
+
 def recorder(stream, flag):
     """A pytest plugin object that records each test's outcome (sending it with `stream` the moment it is
     recorded) and the collection errors, and report() giving what it recorded.
 
-    Code under test can reach this plugin through pytest's objects, so it holds nothing that lets it speak
-    for the driver: its hooks keep `stream` and `flag` as default values (reading a function's defaults is
-    an audited event, which the watch reports; a closure cell is not), and only reports of test phases the
-    runner itself ran count. Outermost wrappers of pytest's run of each collected item note each phase that
-    ran and whether it raised: a report for a phase that did not run (made up and passed to the hook), or
-    that says "passed" for a phase that raised (forged on its way, say by wrapping pytest's report class),
-    counts as a failure, and `flag(finding)` says so. pytest's own report of one subtest (pytest 9 reports
-    unittest's `subTest`), which comes while its test's call runs, counts as that test's failure if it failed."""
+    Code under test can reach this plugin through pytest's objects, so it holds nothing that lets it speak for the
+    driver: its hooks keep `stream`, `flag` and what they note as default values (reading a function's defaults is
+    an audited event, which the watch reports; a closure cell is not), and only reports of test phases the runner
+    itself ran count. Outermost wrappers of pytest's run of each collected item note each phase that ran and whether
+    it raised: a report for a phase that did not run (made up and passed to the hook), or that says "passed" for a
+    phase that raised (forged on its way, say by wrapping pytest's report class), counts as a failure, and
+    `flag(finding)` says so. pytest's own report of one subtest (pytest 9 reports unittest's `subTest`), which comes
+    while its test's call runs, counts as that test's failure if it failed."""
     import pytest
 
-    outcomes, collect_errors, collected, ran, raised, items, current = {}, [], [], set(), set(), set(), []
-    running = set()
+    record = _Recorded()  # reached only through the hooks' default values (a closure's cells are not audited)
 
-    def protocol(item, nextitem):
-        current[:] = [item] if id(item) in items else []
+    def protocol(item, nextitem, _record=record):
+        _record.current[:] = [item] if id(item) in _record.items else []
         yield
-        current[:] = []
+        _record.current[:] = []
 
     def phase(when):
-        def wrapper(item):
+        def wrapper(item, _record=record, _when=when):
+            current = _record.current
             ours = bool(current) and item is current[0]
             if ours:
-                running.add((item.nodeid, when))
+                _record.running.add((item.nodeid, _when))
             outcome = yield
             if ours:
-                running.discard((item.nodeid, when))
-                ran.add((item.nodeid, when))
+                _record.running.discard((item.nodeid, _when))
+                _record.ran.add((item.nodeid, _when))
                 if outcome.excinfo is not None:
-                    raised.add((item.nodeid, when))
+                    _record.raised.add((item.nodeid, _when))
 
         wrapper.__name__ = f"pytest_runtest_{when}"
         return pytest.hookimpl(hookwrapper=True, tryfirst=True)(wrapper)
 
-    def pytest_collectreport(report):
+    def pytest_collectreport(report, _record=record):
         if report.failed:
-            collect_errors.append(report.nodeid or "<collection>")
+            _record.collect_errors.append(report.nodeid or "<collection>")
 
-    def pytest_runtest_logreport(report, _stream=stream, _flag=flag):
-        key = (report.nodeid, report.when)
-        if key in running and type(report) is _subtest_report():  # one subtest's, while its test's call runs
+    def pytest_runtest_logreport(report, _stream=stream, _flag=flag, _record=record):
+        key, outcomes = (report.nodeid, report.when), _record.outcomes
+        if key in _record.running and type(report) is _subtest_report():  # one subtest's, while its call runs
             if report.outcome == "failed" and outcomes.get(report.nodeid, "passed") == "passed":
                 outcomes[report.nodeid] = "failed"
                 _stream(report.nodeid, "failed")
             return
-        if key not in ran:
+        if key not in _record.ran:
             _flag(f"{report.nodeid}: a report for its {report.when}, which the runner did not run (a made-up report)")
             outcome = "failed" if report.when == "call" else "error"
-        elif report.outcome == "passed" and key in raised:
+        elif report.outcome == "passed" and key in _record.raised:
             _flag(f"{report.nodeid}: its {report.when} raised, yet its report says passed (a forged report)")
             outcome = "failed" if report.when == "call" else "error"
         elif report.when != "call" and report.outcome == "passed":
@@ -92,21 +101,23 @@ def recorder(stream, flag):
             outcomes[report.nodeid] = outcome
             _stream(report.nodeid, outcome)
 
-    def pytest_collection_finish(session):
-        collected[:] = [item.nodeid for item in session.items]
-        items.update(id(item) for item in session.items)
+    def pytest_collection_finish(session, _record=record):
+        _record.collected[:] = [item.nodeid for item in session.items]
+        _record.items.update(id(item) for item in session.items)
 
     class Recorder:
         pass
 
     plugin = Recorder()
     protocol.__name__ = "pytest_runtest_protocol"
-    for hook in (pytest_collectreport, pytest_runtest_logreport, pytest_collection_finish,
-                 pytest.hookimpl(hookwrapper=True, tryfirst=True)(protocol),
-                 phase("setup"), phase("call"), phase("teardown")):
+    hooks = (pytest_collectreport, pytest_runtest_logreport, pytest_collection_finish,
+             pytest.hookimpl(hookwrapper=True, tryfirst=True)(protocol), phase("setup"), phase("call"),
+             phase("teardown"))
+    for hook in hooks:
         setattr(plugin, hook.__name__, hook)
-    report = lambda: {"tests": outcomes, "collect_errors": collect_errors, "collected": collected}  # noqa: E731
-    return plugin, report, (pytest_runtest_logreport,)
+    report = lambda: {"tests": record.outcomes, "collect_errors": record.collect_errors,  # noqa: E731
+                      "collected": record.collected}
+    return plugin, report, hooks
 
 
 def _subtest_report():
@@ -213,6 +224,7 @@ def run(fd, settings):
         recorded, holders = unittest_runner.recorder(stream, flag, watch.untrusted, settings.get("collect_only"))
     else:
         plugin, recorded, holders = recorder(stream, flag)
+        watch.trust(plugin)
     watch.protect(send, stream, flag, *holders, *_AHEAD_HOOKS, *filter(None, _AHEAD_NAMES))
     hide_ctypes()
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it

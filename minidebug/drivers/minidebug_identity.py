@@ -68,6 +68,7 @@ class Genuine:
         self._unbound = {}  # real path -> the names the file reads and never binds (see _unbound_reads)
         self._names = {}  # real path -> what _file_names read of it (each file is parsed once a run)
         self._version = dict_version_reader()
+        self._copies = {}  # real path -> (version tag, a copy of its namespace): see namespace_mark
         self._clean_at = {}  # real path -> its namespace's version tag when its imports and names last held
 
     def real(self, path):
@@ -160,6 +161,24 @@ class Genuine:
         if not namespaces or self._version is None:
             return None
         return self._version(namespaces[0])
+
+    def namespace_mark(self, path):
+        """namespace_version(path), with a copy of the namespace as it is now (made again only when it was
+        written since the last copy), for `written_names` after the test."""
+        version = self.namespace_version(path)
+        if version is not None:
+            path = self.real(path)
+            copy = self._copies.get(path)
+            if copy is None or copy[0] != version:
+                self._copies[path] = (version, dict(self._namespaces[path][0]))
+        return version
+
+    def written_names(self, path):
+        """The names of the file's namespace added, removed or rebound since `namespace_mark(path)`."""
+        path = self.real(path)
+        namespace, (_, before) = self._namespaces[path][0], self._copies[path]
+        now = dict(namespace)
+        return {name for name in before.keys() | now.keys() if before.get(name, before) is not now.get(name, now)}
 
     def writes_its_globals(self, path):
         """Whether the file's own code may write its namespace as a test runs (a `global` statement)."""

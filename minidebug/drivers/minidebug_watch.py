@@ -11,7 +11,8 @@ the report cannot take it back. Three checks:
   module set, a function's code replaced, opens of the report socket or of process memory, and reads of the
   default values of the driver's report functions (where it keeps its report channel), when code from an
   untrusted file caused them;
-- pytest hooks implemented in an untrusted file (the task's own conftest.py files excepted);
+- pytest's hook machinery (see minidebug_hooks): implementations of untrusted code (a conftest.py counts only
+  if it was in the tree before the run), implementations taken out, hook calls routed elsewhere;
 - after the run, the module and class attributes of pytest, pluggy, builtins and the driver compared with
   those they had before the project was imported (a value replaced, a class attribute added), and the
   agent's functions and classes looked for in every module of the standard library and the venv.
@@ -91,6 +92,7 @@ class Watch:
         self._report = _reporter(send, self.findings, tree)
         self._before = snapshot(also_guarded) if before is None else before
         self._protected = set()
+        self._own = []  # the driver's pytest plugin objects
         self.genuine = Genuine(self._judge, names_ahead)
         self.state = ModuleState(self._judge, protected_names(), tree)
         self.state.start()
@@ -122,52 +124,66 @@ class Watch:
         """The pytest plugin objects of the watch: one that learns the run's plugin manager as pytest
         configures (before any code of the agent's is imported), so that `finish` can check where every hook
         implementation comes from, and the module state once the tests are collected; and the checks of each
-        test's call (see minidebug_calls). Code under test can reach these objects through pytest; what they
-        hold lets it reach nothing of the watch: the manager is kept in a generator's frame, which only the
-        first value sent sets."""
+        test's call (see minidebug_calls). Code under test can reach these objects through pytest, but not what
+        they use: their hooks hold it as default values, whose reading the audit hook reports (a closure's
+        cells it could read and rewrite unaudited), and the manager is kept in a generator's frame, which only
+        the first value sent sets."""
         from _pytest.python import Function
         from minidebug_calls import plugin
 
         keeper = _keeper()
         next(keeper)
-        self._keeper = keeper
-        state, report, writes = self.state, self._report, self.writes
+        self._keeper, self._hooks, judge = keeper, [], self._judge  # _hooks: the checks before each test's call
+        watch = self
 
         class Plugin:
-            def pytest_configure(self, config):
-                keeper.send(config.pluginmanager)
+            def pytest_configure(self, config, _watch=watch):
+                _watch._configured(config)
 
-            def pytest_collection_finish(self, session):
-                task_files = {_path(item) for item in session.items} \
-                    | {str(module.__file__) for module in config_modules(session)}
-                state.task_files(task_files)
-                for name, module in list(sys.modules.items()):
-                    if issubclass(type(module), types.ModuleType) and vars_of(module).get("__file__") in task_files:
-                        writes.watch_module(name, module)  # the task's test modules
-                for change in state.changes():
-                    report("", 0, change)
+            def pytest_collection_finish(self, session, _watch=watch):
+                _watch._collected(session)
 
-        judge = self._judge
-        return [Plugin(), plugin(self.genuine, state, lambda finding: report("", 0, finding), Function, _path,
-                                 lambda value: agent_code(value, judge))]
+        calls, functions = plugin(self.genuine, self.state, lambda finding: self._report("", 0, finding), Function,
+                                  _path, lambda value: agent_code(value, judge), self._hooks)
+        self.protect(Plugin.pytest_configure, Plugin.pytest_collection_finish, *functions)
+        plugins = [Plugin(), calls]
+        self._own.extend(plugins)
+        return plugins
+
+    def _configured(self, config):
+        """pytest configures: the plugin manager and the state of its hooks, before any code of the agent's."""
+        from minidebug_hooks import HookCheck
+
+        self._keeper.send((config.pluginmanager, HookCheck(config, self._judge, self._judge.harness, self._own,
+                                                           self._tree)))
+        self._hooks.append(HookCheck(config, self._judge, self._judge.harness, self._own, self._tree))
+
+    def _collected(self, session):
+        """The tests are collected: the task's files, whose test modules' namespaces are watched from now on."""
+        task_files = {_path(item) for item in session.items} | {str(module.__file__)
+                                                                  for module in config_modules(session)}
+        self.state.task_files(task_files)
+        for name, module in list(sys.modules.items()):
+            if issubclass(type(module), types.ModuleType) and vars_of(module).get("__file__") in task_files:
+                self.writes.watch_module(name, module)  # the task's test modules
+        for change in self.state.changes():
+            self._report("", 0, change)
+
+    def trust(self, *plugins):
+        """The driver's other plugin objects (the recorder), whose hooks `finish` does not judge."""
+        self._own.extend(plugins)
 
     def finish(self):
         """The after-run checks: hook implementations and the state of pytest, pluggy, builtins and the driver."""
         self.writes.stop()
         try:
-            manager = next(self._keeper)
+            kept = next(self._keeper)
         except BaseException:  # closed or thrown into: only code that reached into it can have done that
             self._report("", 0, "the watch's record of pytest's plugin manager was tampered with")
-            manager = None
-        for caller in list(vars(manager.hook).values()) if manager is not None else ():
-            for impl in getattr(caller, "get_hookimpls", list)():
-                function = getattr(impl.function, "__func__", impl.function)
-                code = getattr(function, "__code__", None)
-                if code is None or code.co_filename.rsplit("/", 1)[-1] == "conftest.py":
-                    continue
-                if self._judge(code.co_filename):
-                    self._report(code.co_filename, code.co_firstlineno,
-                                 f"implements the pytest hook {getattr(caller, 'name', '?')}")
+            kept = None
+        if kept is not None:
+            for finding in kept[1].after_run():
+                self._report("", 0, finding)
         for change in changed_since(self._before, self._judge):
             self._report("", 0, change)
         for change in self.state.changes():
@@ -293,6 +309,15 @@ def _judge_maker(tree, agent_files):
                                             os.path.dirname(os.__file__))}))  # the last: the standard library
     tainted, known = set(), {}
 
+    def written(filename):
+        """Whether a file of the tree was written while the tests ran (or is gone), or lies outside it."""
+        if not filename.startswith(tree_prefix):
+            return True
+        try:
+            return stat(filename).st_ctime_ns >= started
+        except OSError:
+            return True
+
     def judge(filename):
         if filename in tainted:
             return True
@@ -312,6 +337,7 @@ def _judge_maker(tree, agent_files):
         return known[filename]
 
     judge.taint = tainted.add
+    judge.harness = lambda filename: filename.rsplit("/", 1)[-1] == "conftest.py" and not written(filename)
     return judge
 
 

@@ -157,6 +157,19 @@ def _instances(args: argparse.Namespace) -> int:
     return 1 if report.rejected else 0
 
 
+def _synth(args: argparse.Namespace) -> int:
+    from ..synth.build import synthesize
+
+    modifiers = [name for part in args.modifiers for name in part.split(",") if name] if args.modifiers else None
+    report = synthesize(args.clone, args.out, args.max, commit=args.commit, seed=args.seed, modifiers=modifiers,
+                        repository=args.repository, jobs=args.jobs or os.cpu_count() or 1,
+                        keep_name_errors=args.keep_name_errors, timeout=args.timeout,
+                        sandbox=from_command_line(args.sandbox),
+                        progress=(lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None)
+    print(report.summary(args.out))
+    return 0 if report.kept else 1
+
+
 def _export(args: argparse.Namespace) -> int:
     from .export import export_predictions, export_sft
 
@@ -370,6 +383,27 @@ def build_parser() -> argparse.ArgumentParser:
     instances_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
                                   help="the sandbox the runs use (default: auto, as in make())")
     instances_parser.set_defaults(handler=_instances)
+
+    synth_parser = commands.add_parser("synth", help="tasks from procedural bugs in a repository with a pytest suite "
+                                                     "(pip install 'minidebug[synth]')")
+    synth_parser.add_argument("clone", type=Path, help="a local clone of the repository")
+    synth_parser.add_argument("--commit", default="HEAD", help="the commit the tasks start from (default: HEAD)")
+    synth_parser.add_argument("--out", type=Path, required=True, help="the folder to write task folders into")
+    synth_parser.add_argument("--max", type=int, required=True, help="the most tasks to write")
+    synth_parser.add_argument("--seed", type=int, default=0, help="orders the candidates (default: 0)")
+    synth_parser.add_argument("--modifiers", nargs="+", metavar="NAME",
+                              help="the modifiers to use (default: all; see minidebug/synth/README.md)")
+    synth_parser.add_argument("--repository", metavar="OWNER/NAME",
+                              help="whose environment recipe builds the venv (default: pytest alone)")
+    synth_parser.add_argument("-j", "--jobs", type=int, help="candidates tried at once (default: the cores)")
+    synth_parser.add_argument("--timeout", type=float,
+                              help="seconds one candidate's tests may take (default: 3x the suite's time + 10)")
+    synth_parser.add_argument("--keep-name-errors", action="store_true",
+                              help="also keep bugs whose tests fail only with AttributeError or NameError")
+    synth_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
+                              help="the sandbox of the episode that measures which tests count (default: auto)")
+    synth_parser.add_argument("-v", "--verbose", action="store_true", help="a line per candidate on stderr")
+    synth_parser.set_defaults(handler=_synth)
 
     export_parser = commands.add_parser("export", help="turn recorded runs into other formats")
     export_parser.add_argument("kind", choices=["sft", "preds"],

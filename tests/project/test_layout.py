@@ -32,6 +32,7 @@ RANKS = {
     "report": 8,
     "taskcheck": 9,
     "integrations": 9,
+    "synth": 9,  # tasks from procedural bugs: tasks, store and sandbox below it, the CLI above
     "run": 10,
 }
 SKIPPED = {"smoke_tasks"}  # task data

@@ -285,6 +285,14 @@ MANY_STYLES = {
             def test_shared(self):
                 assert add(1, 1) == 2
         """,
+    "legacy.py": """\
+        import warnings
+
+
+        def old_add(a, b):
+            warnings.warn("old_add is deprecated", DeprecationWarning, stacklevel=2)
+            return a + b
+        """,
     "test_calc.py": """\
         import functools
         import sys
@@ -295,6 +303,7 @@ MANY_STYLES = {
 
         from base_cases import SharedChecks
         from calc import add, mul
+        from legacy import old_add
 
 
         def test_add():
@@ -358,6 +367,11 @@ MANY_STYLES = {
         def test_mocks_a_module(monkeypatch):
             monkeypatch.setitem(sys.modules, "fractions", types.ModuleType("fractions"))
             assert add(1, 2) == 3
+
+
+        def test_warns():  # warnings writes its registry into this module's namespace
+            with pytest.warns(DeprecationWarning):
+                assert old_add(1, 2) == add(1, 2)
         """,
 }
 
@@ -375,7 +389,7 @@ def test_the_gold_patch_of_tests_in_every_style_scores_in_full_without_a_finding
     env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": old.replace("a - b", "a + b")}})
     reward, observation, info = evaluate(env)
     assert reward == 1.0 and not info.get("suspicious"), observation
-    assert info["max_score"] == 13, observation
+    assert info["max_score"] == 14, observation
 
 
 def test_thousands_of_new_files_with_long_names_still_score(make_env, calc):

@@ -1,0 +1,292 @@
+"""`minidebug synth`: each modifier on a snippet (only the changed code differs), and tasks made from a small
+repository built here: they pass `check`, are distinct, say nothing of the fix, and come out the same for a seed."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+pytest.importorskip("libcst")
+
+from minidebug.run.cli import main  # noqa: E402
+from minidebug.synth.build import synthesize, unified_diff  # noqa: E402
+from minidebug.synth.coverage import CoverageMap  # noqa: E402
+from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
+from minidebug.synth.statement import problem_statement  # noqa: E402
+from minidebug.synth.validate import (  # noqa: E402
+    RunReport,
+    TestOutcome as Outcome,  # noqa: E402
+    judge,
+)
+
+SNIPPET = textwrap.dedent('''\
+    import math
+
+
+    class Basket(Container):   # a comment that must survive
+        """A basket."""
+
+        def total(self, prices, start=0):
+            """Sum of prices."""
+            result = start  # running
+            for price in prices:
+                if price is None or price < 0:
+                    continue
+                result += price * 2
+            if result > self.limit:
+                result = self.limit
+            else:
+                result = result - 1
+            label = str(result)
+            count = len(prices)
+            return label, count
+
+        def empty(self):
+            return   []
+    ''')
+
+# What each modifier's first mutation of SNIPPET changes: the original line, and the line it becomes
+# (None: the lines are removed).
+EXPECTED = {
+    "flip_comparison": ("        if price is None or price < 0:", "        if price is not None or price < 0:"),
+    "flip_boolean": ("        if price is None or price < 0:", "        if price is None and price < 0:"),
+    "flip_arithmetic": ("        result += price * 2", "        result -= price * 2"),
+    "invert_if_else": ("            result = self.limit", None),
+    "remove_loop": ("        for price in prices:", None),
+    "remove_conditional": ("            if price is None or price < 0:", None),
+    "remove_assignment": ("        result = start  # running", None),
+    "remove_wrapper": ("        label = str(result)", "        label = result"),
+    "shuffle_lines": ("        label = str(result)", "        count = len(prices)"),
+    "change_constant": ("    def total(self, prices, start=0):", "    def total(self, prices, start=1):"),
+    "drop_base_class": ("class Basket(Container):   # a comment that must survive",
+                        "class Basket:   # a comment that must survive"),
+    "drop_method": ("    def total(self, prices, start=0):", None),
+}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", sorted(MODIFIERS))
+def test_each_modifier_changes_its_site_and_keeps_every_other_line(name):
+    found = list(mutations("basket.py", SNIPPET, [name]))
+    assert found, name
+    first = found[0]
+    before, after = SNIPPET.splitlines(), first.source.splitlines()
+    start, end = first.lines
+    # Every line outside the changed ones is the same, formatting and comments included.
+    below = len(before) - end
+    assert before[:start - 1] == after[:start - 1] and before[end:] == after[len(after) - below:]
+    old, new = EXPECTED[name]
+    assert old.strip() in [line.strip() for line in before[start - 1:end]]
+    changed = [line.strip() for line in after[first.buggy_lines[0] - 1:first.buggy_lines[1]]]
+    if new is not None:
+        assert new.strip() in changed
+    elif name == "invert_if_else":  # the branches trade places: the condition and the `else:` stay
+        assert changed == ["result = result - 1", "else:", "result = self.limit"]
+    else:
+        assert len(after) < len(before)
+    compile(first.source, "basket.py", "exec")
+    assert first.function == ("Basket" if name in ("drop_base_class", "drop_method") else "Basket.total")
+
+
+@pytest.mark.unit
+def test_sites_are_only_inside_functions_and_unknown_modifiers_are_named():
+    module_level = "LIMIT = 3\nif LIMIT > 2:\n    LIMIT = 2\n"
+    assert list(mutations("m.py", module_level)) == []
+    with pytest.raises(Exception, match="unknown modifier"):
+        list(mutations("m.py", module_level, ["flip_everything"]))
+
+
+@pytest.mark.unit
+def test_the_patch_applies_with_git_and_its_reverse_is_the_fix(tmp_path):
+    (tmp_path / "m.py").write_text("def f(x):\n    return x + 1")  # no newline at the end
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    bug = unified_diff("m.py", "def f(x):\n    return x + 1", "def f(x):\n    return x - 1")
+    (tmp_path / "bug.patch").write_text(bug)
+    subprocess.run(["git", "apply", "bug.patch"], cwd=tmp_path, check=True)
+    assert (tmp_path / "m.py").read_text() == "def f(x):\n    return x - 1"
+
+
+@pytest.mark.unit
+def test_the_statement_names_failing_tests_and_never_quotes_the_changed_line():
+    failing = {"tests/test_a.py::test_total": Outcome("failed", "AssertionError", "assert 7 == 8"),
+               "tests/test_a.py::test_label": Outcome("failed", "TypeError", "bad: result -= price * 2")}
+    text = problem_statement(failing, ["        result -= price * 2", "        result += price * 2"], "k")
+    assert "tests/test_a.py::test_total" in text and "assert 7 == 8" in text
+    assert "TypeError" in text and "price * 2" not in text
+    assert text == problem_statement(failing, ["result -= price * 2"], "k")
+
+
+@pytest.mark.unit
+def test_the_coverage_map_finds_the_tests_that_reach_a_span_and_judge_drops_name_errors():
+    run = RunReport(reached={"t1": [("a.py", 3), ("a.py", 10)], "t2": [("a.py", 10)], "t3": [("b.py", 1)]})
+    cover = CoverageMap.from_run(run, {"t1", "t2", "t3"})
+    assert cover.tests_reaching("a.py", (1, 5)) == {"t1"}
+    assert cover.tests_reaching("a.py", (8, 12)) == {"t1", "t2"}
+    assert cover.tests_reaching("a.py") == {"t1", "t2"} and cover.files() == ["a.py", "b.py"]
+    name_only = RunReport(tests={"t1": Outcome("failed", "AttributeError", "x")}, exitstatus=1)
+    assert judge(name_only, {"t1"}, set(), False).reason == "only AttributeError/NameError"
+    assert judge(name_only, {"t1"}, set(), True).reason == ""
+    assert judge(RunReport(tests={"t1": Outcome("passed")}, exitstatus=0), {"t1"}, set(), False).reason == \
+        "no test fails"
+    assert judge(RunReport(timed_out=True), {"t1"}, set(), False).reason == "timeout"
+
+
+# -- a small repository ------------------------------------------------------------------------------------
+
+SHOP = '''\
+"""Prices, discounts and baskets."""
+
+
+class Priced:
+    def price_of(self, item):
+        return self.prices.get(item, 0)
+
+
+class Basket(Priced):
+    def __init__(self, prices):
+        self.prices = prices
+        self.items = []
+
+    def add(self, item, count=1):
+        if count <= 0:
+            raise ValueError("count must be positive")
+        for _ in range(count):
+            self.items.append(item)
+        return self
+
+    def total(self):
+        result = 0
+        for item in self.items:
+            result += self.price_of(item)
+        return result
+
+    def discounted(self, percent):
+        if percent > 50:
+            percent = 50
+        return round(self.total() * (100 - percent) / 100, 2)
+
+
+def cheapest(prices):
+    best = None
+    for item, price in sorted(prices.items()):
+        if best is None or price < prices[best]:
+            best = item
+    return best
+'''
+
+TESTS = '''\
+import pytest
+
+from shop.core import Basket, cheapest
+
+PRICES = {"apple": 3, "pear": 5, "fig": 2}
+
+
+def test_total():
+    assert Basket(PRICES).add("apple", 2).add("pear").total() == 11
+
+
+def test_discount_is_capped():
+    assert Basket(PRICES).add("pear", 2).discounted(80) == 5.0
+
+
+def test_discount():
+    assert Basket(PRICES).add("pear", 2).discounted(10) == 9.0
+
+
+def test_count_must_be_positive():
+    with pytest.raises(ValueError):
+        Basket(PRICES).add("fig", 0)
+
+
+def test_cheapest():
+    assert cheapest(PRICES) == "fig"
+
+
+def test_unknown_items_cost_nothing():
+    assert Basket(PRICES).add("kiwi").total() == 0
+'''
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def shop(tmp_path):
+    repo = tmp_path / "shop-repo"
+    (repo / "shop").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "shop" / "__init__.py").write_text("")
+    (repo / "shop" / "core.py").write_text(SHOP)
+    (repo / "tests" / "test_shop.py").write_text(TESTS)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "shop")
+    return repo
+
+
+def tasks_of(out):
+    return sorted(p for p in out.iterdir() if (p / "task.toml").is_file())
+
+
+def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_ones(shop, tmp_path, cache_dir,
+                                                                                     monkeypatch, capsys):
+    out = tmp_path / "tasks"
+    report = synthesize(shop, out, 4, seed=3, jobs=2, cache_dir=cache_dir)
+    tasks = tasks_of(out)
+    assert len(tasks) == len(report.kept) == 4, report.summary(out)
+    assert report.tried >= 4 and report.tried == 4 + sum(report.dropped.values())
+    patches, failing_sets = set(), set()
+    for task in tasks:
+        spec = tomllib.loads((task / "task.toml").read_text())
+        meta = json.loads((task / "synth.json").read_text())
+        bug = (task / "bug.patch").read_text()
+        assert spec["source"]["test_patch"] == "bug.patch" and spec["readonly"] == ["tests/test_shop.py"]
+        assert spec["fail_to_pass"] and set(spec["fail_to_pass"]).isdisjoint(spec["pass_to_pass"])
+        assert len(spec["fail_to_pass"]) + len(spec["pass_to_pass"]) == 6
+        assert meta["failing_tests"] == len(spec["fail_to_pass"])
+        assert meta["modifier"] in MODIFIERS and meta["path"] == "shop/core.py"
+        assert isinstance(meta["traceback_reaches_change"], bool)
+        assert meta["needs_runtime_information"] is not meta["traceback_reaches_change"]
+        # The statement says which tests fail, not what changed nor how.
+        changed = [line[1:].strip() for line in bug.splitlines()
+                   if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()]
+        assert any(test.split("::")[-1] in spec["description"] for test in spec["fail_to_pass"])
+        assert not any(line in spec["description"] for line in changed)
+        assert meta["modifier"] not in spec["description"] and "core.py" not in spec["description"]
+        patches.add(bug)
+        failing_sets.add((meta["function"], tuple(spec["fail_to_pass"])))
+    assert len(patches) == len(failing_sets) == 4  # distinct
+
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    assert main(["check", *map(str, tasks), "--sandbox", "none"]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+
+    again = tmp_path / "again"
+    synthesize(shop, again, 4, seed=3, jobs=1, cache_dir=cache_dir)
+    assert [t.name for t in tasks_of(again)] == [t.name for t in tasks] and all(
+        (a / name).read_text() == (b / name).read_text()
+        for a, b in zip(tasks_of(again), tasks) for name in ("task.toml", "bug.patch", "solution.patch"))
+
+
+def test_the_cli_writes_tasks_and_a_summary_and_fails_on_a_folder_that_is_no_clone(shop, tmp_path, cache_dir,
+                                                                                     monkeypatch, capsys):
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    out = tmp_path / "tasks"
+    assert main(["synth", str(shop), "--out", str(out), "--max", "2", "--seed", "1", "-j", "1",
+                 "--modifiers", "flip_comparison,change_constant"]) == 0
+    text = capsys.readouterr().out
+    assert "kept" in text and "tried" in text and f"2 task(s) written to {out}" in text
+    assert {json.loads((t / "synth.json").read_text())["modifier"] for t in tasks_of(out)} <= {
+        "flip_comparison", "change_constant"}
+    assert main(["synth", str(tmp_path / "nowhere"), "--out", str(out), "--max", "1"]) == 2
+    assert "no such folder" in capsys.readouterr().err
