@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
-from tests.test_redteam import needs_bwrap
+from tests.security.test_redteam import needs_bwrap
 
 FIND_CONFIG = """\
 def _manager():
