@@ -7,7 +7,9 @@ the classes pytest runs the item through (`type(item).__mro__`: `Function.runtes
 code of the agent's; and what pytest is about to call is the task's test as its file defines it (see
 minidebug_identity). Around the call of the function itself (`pytest_pyfunc_call`, where pytest's own
 implementation calls it), the same identity is checked again (unless it is the very object just checked)
-and whether it returned normally is noted.
+and whether it returned normally is noted. Both wrappers learn a call's exception as pluggy throws it into them
+(`wrapper=True`, pluggy >= 1.1), never from pluggy's result object, whose class project code could patch
+and put back within the call; with an older pluggy they can only read it there (see `old_style`).
 After the call: a plain test function (not a unittest case, which unittest calls) that was never called that
 way, or that raised while the call phase did not, counts as a failure, and so does any check above that
 fails, and so does a write to the test module's namespace while the test ran where its file declares no
@@ -81,28 +83,41 @@ class _Checks:
         self.called.pop(id(item), None)
         self.checked[:] = [item, getattr(item, "obj", None)]
         version = genuine.namespace_mark(path_of(item)) if isinstance(item, function_type) else None
-        outcome = yield
+        raised = result = None
+        try:
+            result = yield
+        except BaseException as exc:  # thrown in by pluggy itself (never read from its result object)
+            raised = exc
         self.checked[:] = []
+        why = self._after_call(item, version, raised)
+        if why:
+            raise NotTheTasksTest(f"minidebug: {why}")
+        if raised is not None:
+            raise raised
+        return result
+
+    def _after_call(self, item, version, raised):
+        """Why the call of `item` that just ended (raising `raised`, or not) does not count, reported; else None."""
+        genuine, report, path_of = self.genuine, self.report, self.path_of
         if version is not None and genuine.namespace_version(path_of(item)) != version \
                 and not genuine.writes_its_globals(path_of(item)) \
                 and genuine.written_names(path_of(item)) - _WARNINGS_OWN:
             why = f"{item.nodeid}: its module's namespace was written while it ran (by code other than its own)"
             report(why)
-            _fail(outcome, why)
-            return
+            return why
         for finding in self.state.frame_hooks():  # one set while the test ran (a trace function rewrites its frames)
             report(f"{item.nodeid}: {finding}")
         returned = self.called.pop(id(item), None)
-        if not isinstance(item, function_type) or type(item).__name__ == "TestCaseFunction":
-            return
+        if not isinstance(item, self.function_type) or type(item).__name__ == "TestCaseFunction":
+            return None
         if returned is None:
             why = f"{item.nodeid}: its function was never called by pytest's own call of it"
-        elif returned is False and outcome.excinfo is None:
+        elif returned is False and raised is None:
             why = f"{item.nodeid}: its function raised, yet its call did not"
         else:
-            return
+            return None
         report(why)
-        _fail(outcome, why)
+        return why
 
     def pyfunc_call(self, pyfuncitem):
         __tracebackhide__ = True
@@ -112,17 +127,42 @@ class _Checks:
         if why:
             self.report(f"{pyfuncitem.nodeid}: {why}")
             raise NotTheTasksTest(f"minidebug: {pyfuncitem.nodeid} is not run: {why}")
-        outcome = yield
         called = self.called
-        called[id(pyfuncitem)] = called.get(id(pyfuncitem), True) and outcome.excinfo is None
+        try:
+            result = yield
+        except BaseException:
+            called[id(pyfuncitem)] = False
+            raise
+        called[id(pyfuncitem)] = called.get(id(pyfuncitem), True)
+        return result
 
 
-def _fail(outcome, why):
-    error = NotTheTasksTest(f"minidebug: {why}")
-    force = getattr(outcome, "force_exception", None)  # pluggy >= 1.1; older ones take a raise here
-    if force is None:
-        raise error
-    force(error)
+def new_style(pytest):
+    """Whether pluggy throws a wrapped call's exception into a hook wrapper (`wrapper=True`, pluggy >= 1.1)."""
+    import inspect
+
+    return "wrapper" in inspect.signature(pytest.hookimpl).parameters
+
+
+def old_style(body):
+    """Runs `body`, a wrapper written for `wrapper=True` (`result = yield` raises what the call raised; what it
+    returns is the result), as an old-style hook wrapper, for pluggy < 1.1: there the exception can only be
+    read from pluggy's result object."""
+    __tracebackhide__ = True
+    next(body)
+    outcome = yield
+    excinfo = outcome.excinfo
+    try:
+        if excinfo is None:
+            body.send(outcome.get_result())
+        else:
+            body.throw(excinfo[1])
+    except StopIteration as stop:
+        if excinfo is None:
+            outcome.force_result(stop.value)
+    except BaseException as exc:
+        if excinfo is None or exc is not excinfo[1]:
+            raise  # the call's outcome becomes this error (pluggy < 1.1 lets a wrapper's teardown raise)
 
 
 def plugin(genuine, state, report, function_type, path_of, agents, hooks):
@@ -135,15 +175,27 @@ def plugin(genuine, state, report, function_type, path_of, agents, hooks):
 
     checks = _Checks(genuine, state, report, function_type, path_of, agents, hooks)
 
-    class Calls:
-        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-        def pytest_runtest_call(self, item, _checks=checks):
-            __tracebackhide__ = True
-            yield from _checks.runtest_call(item)
+    if new_style(pytest):
+        class Calls:
+            @pytest.hookimpl(wrapper=True, tryfirst=True)
+            def pytest_runtest_call(self, item, _checks=checks):
+                __tracebackhide__ = True
+                return (yield from _checks.runtest_call(item))
 
-        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-        def pytest_pyfunc_call(self, pyfuncitem, _checks=checks):
-            __tracebackhide__ = True
-            yield from _checks.pyfunc_call(pyfuncitem)
+            @pytest.hookimpl(wrapper=True, tryfirst=True)
+            def pytest_pyfunc_call(self, pyfuncitem, _checks=checks):
+                __tracebackhide__ = True
+                return (yield from _checks.pyfunc_call(pyfuncitem))
+    else:
+        class Calls:
+            @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+            def pytest_runtest_call(self, item, _checks=checks):
+                __tracebackhide__ = True
+                yield from old_style(_checks.runtest_call(item))
+
+            @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+            def pytest_pyfunc_call(self, pyfuncitem, _checks=checks):
+                __tracebackhide__ = True
+                yield from old_style(_checks.pyfunc_call(pyfuncitem))
 
     return Calls(), (Calls.pytest_runtest_call, Calls.pytest_pyfunc_call)

@@ -23,6 +23,7 @@ import os
 import sys
 from itertools import count
 
+from minidebug_calls import new_style, old_style
 from minidebug_protocol import tag
 
 
@@ -33,6 +34,25 @@ class _Recorded:
     def __init__(self):
         self.outcomes, self.collect_errors, self.collected, self.current = {}, [], [], []
         self.ran, self.raised, self.items, self.running = set(), set(), set(), set()
+
+
+def _phase(item, record, when):
+    """The recorder's wrapper of one phase of the item pytest runs now: notes that it runs, that it ran and
+    whether it raised (as pluggy throws the exception in: see minidebug_calls.old_style for pluggy < 1.1)."""
+    current = record.current
+    ours = bool(current) and item is current[0]
+    if ours:
+        record.running.add((item.nodeid, when))
+    try:
+        return (yield)
+    except BaseException:
+        if ours:
+            record.raised.add((item.nodeid, when))
+        raise
+    finally:
+        if ours:
+            record.running.discard((item.nodeid, when))
+            record.ran.add((item.nodeid, when))
 
 
 def recorder(stream, flag):
@@ -57,20 +77,18 @@ def recorder(stream, flag):
         _record.current[:] = []
 
     def phase(when):
-        def wrapper(item, _record=record, _when=when):
-            current = _record.current
-            ours = bool(current) and item is current[0]
-            if ours:
-                _record.running.add((item.nodeid, _when))
-            outcome = yield
-            if ours:
-                _record.running.discard((item.nodeid, _when))
-                _record.ran.add((item.nodeid, _when))
-                if outcome.excinfo is not None:
-                    _record.raised.add((item.nodeid, _when))
+        if new_style(pytest):
+            def wrapper(item, _record=record, _when=when):
+                return (yield from _phase(item, _record, _when))
 
+            options = {"wrapper": True}
+        else:
+            def wrapper(item, _record=record, _when=when):
+                yield from old_style(_phase(item, _record, _when))
+
+            options = {"hookwrapper": True}
         wrapper.__name__ = f"pytest_runtest_{when}"
-        return pytest.hookimpl(hookwrapper=True, tryfirst=True)(wrapper)
+        return pytest.hookimpl(tryfirst=True, **options)(wrapper)
 
     def pytest_collectreport(report, _record=record):
         if report.failed:
