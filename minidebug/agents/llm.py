@@ -106,13 +106,38 @@ class LLMAgent:
         exchange, self._exchange = self._exchange, None
         return exchange
 
+    def fitted_messages(self) -> list[dict[str, Any]]:
+        """The conversation as the next request sends it: shortened to `context_tokens`, older observations
+        first, then old turns (the system prompt, the task and the last turns are kept whole). `messages`
+        itself is left as it is."""
+        messages = [dict(m) for m in self.messages]
+        count = lambda m: self._counter.count(json.dumps(m)) + 4  # noqa: E731
+        total = sum(count(m) for m in messages)
+        protected = self._last_turn_start(messages)
+        for index in range(2, protected):
+            if total <= self.context_tokens:
+                return messages
+            message = messages[index]
+            if message["role"] in ("tool", "user") and len(message["content"] or "") > SHORTENED_CHARS:
+                before = count(message)
+                message["content"] = message["content"][:SHORTENED_CHARS] + "\n[observation shortened]"
+                total -= before - count(message)
+        while total > self.context_tokens and protected > 2:
+            end = 3  # drop the oldest turn: an assistant message and the answers that follow it
+            while end < protected and messages[end]["role"] != "assistant":
+                end += 1
+            total -= sum(count(m) for m in messages[2:end])
+            del messages[2:end]
+            protected -= end - 2
+        return messages
+
     # -- internals ------------------------------------------------------------------------
     def _ask(self) -> None:
         usage: list[dict[str, Any]] = []
         for _ in range(MAX_NUDGES + 1):
             native = self.tool_format == "native"
             schemas = self.env.tool_schemas(self.provider)
-            fitted, history = self._fitted(), len(self.messages)
+            fitted, history = self.fitted_messages(), len(self.messages)
             reply = self.client.complete(fitted, schemas if native else None)
             self.env.report_usage(reply.completion_tokens)
             usage.append(reply.usage)
@@ -143,29 +168,6 @@ class LLMAgent:
             except ToolError:  # malformed arguments: let the env answer with an error observation
                 calls.append(ToolCall(tool_call["function"]["name"] or "", {}, tool_call["id"]))
         return calls, "Please respond by calling one of the tools."
-
-    def _fitted(self) -> list[dict[str, Any]]:
-        """The conversation, shortened to the context budget: older observations first, then old turns."""
-        messages = [dict(m) for m in self.messages]
-        count = lambda m: self._counter.count(json.dumps(m)) + 4  # noqa: E731
-        total = sum(count(m) for m in messages)
-        protected = self._last_turn_start(messages)
-        for index in range(2, protected):
-            if total <= self.context_tokens:
-                return messages
-            message = messages[index]
-            if message["role"] in ("tool", "user") and len(message["content"] or "") > SHORTENED_CHARS:
-                before = count(message)
-                message["content"] = message["content"][:SHORTENED_CHARS] + "\n[observation shortened]"
-                total -= before - count(message)
-        while total > self.context_tokens and protected > 2:
-            end = 3  # drop the oldest turn: an assistant message and the answers that follow it
-            while end < protected and messages[end]["role"] != "assistant":
-                end += 1
-            total -= sum(count(m) for m in messages[2:end])
-            del messages[2:end]
-            protected -= end - 2
-        return messages
 
     @staticmethod
     def _last_turn_start(messages: list[dict[str, Any]]) -> int:

@@ -21,8 +21,13 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import pwd
+import re
 import shlex
+import stat
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +38,22 @@ from inspect_ai.model import ChatMessageUser, ModelAPI, get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, ToolDef, ToolError as InspectToolError, ToolParams
-from inspect_ai.util import ExecResult, SandboxEnvironment, sandbox, sandboxenv, store
+from inspect_ai.util import (
+    ExecResult,
+    OutputLimitExceededError,
+    SandboxEnvironment,
+    SandboxEnvironmentLimits,
+    SandboxEnvironmentSpec,
+    SandboxUserUnsupportedError,
+    sandbox,
+    sandboxenv,
+    store,
+)
 from pydantic import BaseModel
 
 from ..errors import MinidebugError, ToolError, UsageError, WorkspaceError
 from ..store.gitcmd import git
-from ..workspace.safefs import read_entry, write_file
+from ..workspace.safefs import MAX_FILE_BYTES, open_parent, read_entry, remove_entry, write_file
 from .strategy_check import adapter_strategy
 
 TOOLS = ("pdb", "trace", "inspect", "view", "listdir", "grep", "edit", "eval")
@@ -46,6 +61,7 @@ METADATA_KEY = "minidebug_task"
 EPISODE_GIT = ".base.git"  # in the episode's HOME: the repository `git` sees in the sandbox
 NUDGES = "minidebug:answers_without_tool_call"  # in the sample's store
 ADAPTER = "the inspect_ai adapter"  # as errors name it
+STREAMS = ".inspect-exec-{}.{}"  # in the episode's TMPDIR: where a command run by `exec` writes stdout and stderr
 
 
 class MinidebugSandboxConfig(BaseModel, frozen=True):
@@ -114,6 +130,21 @@ class MinidebugSandbox(SandboxEnvironment):
     async def exec(self, cmd: list[str], input: str | bytes | None = None, cwd: str | None = None,
                    env: dict[str, str] | None = None, user: str | None = None, timeout: int | None = None,
                    timeout_retry: bool = True, concurrency: bool = True) -> ExecResult[str]:
+        """Run `cmd` in the episode, as its programs run: as the user running minidebug, confined. Its stdout
+        and stderr are written to files in the episode's TMPDIR and read back (see `STREAMS`); `stderr` ends
+        with the note on task-owned files changed (see `_owned_note`), `stdout` with a line naming a resource
+        limit the command ran into. Killed by signal N, its status is 128 + N, as a shell reports it; a program
+        that is not there is a failed result (status 127).
+
+        Raises:
+            SandboxUserUnsupportedError: `user` is another user than the one the episode's programs run as.
+            PermissionError: `cmd[0]` is not executable, or `cwd` is outside the project.
+            TimeoutError: the command ran past `timeout`.
+            OutputLimitExceededError: stdout or stderr is longer than inspect's limit.
+        """
+        if user is not None and not _is_current_user(user):
+            raise SandboxUserUnsupportedError(f"the minidebug sandbox cannot run a command as {user!r}: an episode's "
+                                              "programs run as one user, the one running minidebug")
         return await asyncio.to_thread(self._exec, cmd, input, cwd, {**self._git_env, **(env or {})}, timeout)
 
     def _exec(self, cmd: list[str], input: str | bytes | None, cwd: str | None, extra: dict[str, str],
@@ -122,12 +153,27 @@ class MinidebugSandbox(SandboxEnvironment):
         folder = _relative(workspace, cwd, workspace.relative) if cwd else "."
         stdin = input.encode() if isinstance(input, str) else input
         limit = float(timeout or self.env.limits.command_timeout)
-        result = self.env.exec(list(cmd), limit, cwd=folder, env={k: v for k, v in extra.items() if k != "PATH"},
-                                  stdin=stdin)
-        if result.timed_out:
-            raise TimeoutError(f"{shlex.join(cmd)[:200]} timed out after {limit:g} s")
+        names = [STREAMS.format(uuid.uuid4().hex, stream) for stream in ("out", "err")]
+        # bash waits for the command (no `exec`): the output pipe stays open until the command ends
+        argv = ["bash", "-c", 'out=$1 err=$2; shift 2; "$@" >"$out" 2>"$err"; exit $?', "bash",
+                *(str(workspace.tmp / name) for name in names), *cmd]
+        try:
+            result = self.env.exec(argv, limit, cwd=folder, env={k: v for k, v in extra.items() if k != "PATH"},
+                                   stdin=stdin)
+            if result.timed_out:
+                raise TimeoutError(f"{shlex.join(cmd)[:200]} timed out after {limit:g} s")
+            stdout, stderr = (_stream(workspace.tmp, name) for name in names)
+        finally:
+            for name in names:
+                remove_entry(workspace.tmp, name)
         code = result.returncode if result.returncode is not None else 1
-        return ExecResult(success=code == 0, returncode=code, stdout=result.output, stderr=self._owned_note())
+        code = 128 - code if code < 0 else code  # killed by a signal: as a shell reports it
+        refused = rf"(bash: (line \d+: )?(exec: )?{re.escape(cmd[0])}: (cannot execute: )?Permission denied\n)+" \
+            if cmd else None
+        if code == 126 and refused is not None and re.fullmatch(refused, stderr):  # bash could not start it
+            raise PermissionError(errno.EACCES, "Permission denied", cmd[0])
+        stdout += result.output  # what did not go through the files: a limit's line, a failed redirection
+        return ExecResult(success=code == 0, returncode=code, stdout=stdout, stderr=stderr + self._owned_note())
 
     def _owned_note(self) -> str:
         """A line naming the files the task owns (tests, harness, read-only) that changed since the last note:
@@ -147,18 +193,90 @@ class MinidebugSandbox(SandboxEnvironment):
                 "its own versions, so changes there are never scored\n")
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
+        """Write a file of the project (not one the task owns), as the episode's programs could.
+
+        Raises:
+            IsADirectoryError: `file` is a folder.
+            PermissionError: `file` is outside the project or the task's, or its mode forbids writing it.
+        """
         workspace = self.env.workspace
+        rel = _relative(workspace, file, workspace.relative, PermissionError)
+        status = _status(workspace.root, rel)
+        if status is not None and stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", file)
         rel = _relative(workspace, file, workspace.writable, PermissionError)
+        if status is not None and stat.S_ISREG(status.st_mode) and not _permits(status, status.st_mode, stat.S_IWUSR):
+            raise PermissionError(errno.EACCES, "Permission denied", file)
         data = contents.encode() if isinstance(contents, str) else contents
         write_file(workspace.root, rel, data)
 
     async def read_file(self, file: str, text: bool = True) -> str | bytes:  # type: ignore[override]
+        """Read a file of the project, as the episode's programs could.
+
+        Raises:
+            FileNotFoundError: `file` is not there, or not inside the project.
+            IsADirectoryError: `file` is a folder.
+            PermissionError: its mode forbids reading it.
+            OutputLimitExceededError: it is larger than inspect's read limit (or minidebug's, 64 MiB).
+        """
         workspace = self.env.workspace
         rel = _relative(workspace, file, workspace.relative, FileNotFoundError)
+        status = _status(workspace.root, rel)
+        if status is not None and stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", file)
+        if status is not None and stat.S_ISREG(status.st_mode):
+            if status.st_size > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:
+                raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
+            if status.st_size > MAX_FILE_BYTES:
+                raise OutputLimitExceededError(f"{MAX_FILE_BYTES // 1024**2} MiB", None)
         entry = read_entry(workspace.root, rel)  # `rel` has its links resolved: a link here is a dangling one
         if entry is None or entry[0] != "file":
-            raise FileNotFoundError(f"{file}: not a regular file of the project")
+            raise FileNotFoundError(errno.ENOENT, "not a regular file of the project", file)
+        if status is not None and not _permits(status, entry[2], stat.S_IRUSR):  # the mode of the file read
+            raise PermissionError(errno.EACCES, "Permission denied", file)
         return entry[1].decode("utf-8") if text else entry[1]
+
+
+def _is_current_user(user: str) -> bool:
+    """Whether `user` (a name or a uid) is the user the episode's programs run as: this process's."""
+    try:
+        uid = int(user) if user.isdecimal() else pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return False
+    return uid == os.geteuid()
+
+
+def _stream(tmp: Path, name: str) -> str:
+    """What a command wrote to the file `name` in TMPDIR (nothing, where the command removed it or put a link
+    or anything else there: it is never followed).
+
+    Raises:
+        OutputLimitExceededError: the file is longer than inspect's limit on a command's output.
+    """
+    status = _status(tmp, name)
+    if status is not None and status.st_size > SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE:
+        raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR, None)
+    entry = read_entry(tmp, name)
+    return entry[1].decode("utf-8", errors="replace") if entry is not None and entry[0] == "file" else ""
+
+
+def _status(root: Path, rel: str) -> os.stat_result | None:
+    """What `rel` is under root, its last component not followed (None: it is not there)."""
+    try:
+        with open_parent(root, rel) as (parent, name):
+            return os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _permits(status: os.stat_result, mode: int, owner_bit: int) -> bool:
+    """Whether a file's `mode` lets the episode's programs read (`stat.S_IRUSR`) or write (`stat.S_IWUSR`) it,
+    by its permission bits alone (as for a user without root's privileges: confined programs keep none)."""
+    if status.st_uid == os.geteuid():
+        return bool(mode & owner_bit)
+    if status.st_gid == os.getegid() or status.st_gid in os.getgroups():
+        return bool(mode & (owner_bit >> 3))
+    return bool(mode & (owner_bit >> 6))
 
 
 def _signature(path: Path) -> tuple[int, int] | None:
@@ -352,4 +470,4 @@ def minidebug_tasks(tasks: str | list[str] = "*", strategy: str = "debug", max_s
                for t in selected]
     config = MinidebugSandboxConfig(strategy=plan.name, max_steps=max_steps, bash=False)
     return Task(dataset=dataset, solver=minidebug_agent(plan.name), scorer=minidebug_score(),
-                sandbox=("minidebug", config), model=model)
+                sandbox=SandboxEnvironmentSpec("minidebug", config), model=model)

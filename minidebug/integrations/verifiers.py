@@ -31,6 +31,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from types import GenericAlias
 from typing import Annotated, Any, Optional
 
 import verifiers.v1 as vf
@@ -107,7 +108,9 @@ class MinidebugToolset(vf.Toolset[MinidebugToolsetConfig, MinidebugState]):
             return observation
 
         call.__name__ = name
-        call.__signature__ = signature_of(schema["input_schema"])
+        # What inspect.signature() reports (PEP 362: it reads a function's `__signature__`), for the MCP server
+        # to build the tool's parameters from; a function keeps such an attribute in its `__dict__`.
+        vars(call)["__signature__"] = signature_of(schema["input_schema"])
         return call
 
 
@@ -218,10 +221,12 @@ def score_files(task: str, make_options: dict[str, Any], files: dict[str, str | 
 
     with make(task, **make_options) as env:
         env.reset()
-        root = env.workspace.root
+        workspace = env.workspace
+        assert workspace is not None, "reset() starts the episode's workspace"
+        root = workspace.root
         for rel, content in sorted(files.items()) + sorted(links.items()):
             target = root / rel
-            if not env.workspace.contains(target.parent) or ".." in Path(rel).parts or Path(rel).parts[0] == ".git":
+            if not workspace.contains(target.parent) or ".." in Path(rel).parts or Path(rel).parts[0] == ".git":
                 continue
             remove_entry(root, rel)
             if rel in links:
@@ -234,7 +239,8 @@ def score_files(task: str, make_options: dict[str, Any], files: dict[str, str | 
         return 1.0 if result.success else 0.0
 
 
-_JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
+_JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
+                                "object": dict}
 
 
 def signature_of(schema: dict[str, Any]) -> inspect.Signature:
@@ -244,10 +250,11 @@ def signature_of(schema: dict[str, Any]) -> inspect.Signature:
     for name, spec in schema.get("properties", {}).items():
         kinds = spec.get("type", "string")
         kinds = [kinds] if isinstance(kinds, str) else list(kinds)
-        python = next((_JSON_TYPES[k] for k in kinds if k in _JSON_TYPES), str)
+        python: Any = next((_JSON_TYPES[k] for k in kinds if k in _JSON_TYPES), str)  # a type, or list[...]
         item = spec.get("items", {}).get("type") if python is list else None
-        python = list[_JSON_TYPES[item]] if item in _JSON_TYPES else python
-        annotation = Annotated[python if name in required else Optional[python],  # noqa: UP045 (as verifiers gets it)
+        if item in _JSON_TYPES:
+            python = GenericAlias(list, (_JSON_TYPES[item],))  # list[item's type], built at run time
+        annotation: Any = Annotated[python if name in required else Optional[python],  # noqa: UP045 (as verifiers gets it)
                                Field(description=spec.get("description", ""))]
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
                                             default=inspect.Parameter.empty if name in required else None))

@@ -245,6 +245,10 @@ class WarmEval:
         proc = self._started_process()
         return proc is not None and proc.poll() is None
 
+    def wait_started(self) -> bool:
+        """Wait until the process started in the background has started (or failed to); whether it did."""
+        return self._started_process() is not None
+
     def close(self) -> None:
         """End the warm interpreter and what it started. Idempotent."""
         if self._state == "closed":

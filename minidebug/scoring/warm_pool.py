@@ -47,6 +47,13 @@ class WarmPool:
         self._lock = threading.Lock()
         self._closed = False
 
+    @property
+    def idle_rooms(self) -> tuple[EvalRoom, ...]:
+        """The rooms waiting for an eval now, least recently used first (a copy: taking or keeping rooms
+        changes the pool, not what was read)."""
+        with self._lock:
+            return tuple(self._idle)
+
     def take(self, key: RoomKey, learned: list[str], entry: Path | None = None) -> EvalRoom | None:
         """An idle room of `key` whose warm interpreter is ready and imported the modules `learned` (one that
         compiled ahead the files of the task entry `entry`, where one waits), or None."""
@@ -211,7 +218,7 @@ class ForkedEvals:
     @property
     def ready(self) -> bool:
         """Whether a room with a ready warm interpreter waits in the pool for the env's next eval."""
-        return self._key is not None and any(room.key == self._key and room.ready for room in self.pool._idle)
+        return self._key is not None and any(room.key == self._key and room.ready for room in self.pool.idle_rooms)
 
     def take(self, stale: bool) -> tuple[WarmEval | None, LaidAhead | None, EvalRoom | None]:
         """For one eval: the warm interpreter (None where there is none, or where `stale`: it may have imported

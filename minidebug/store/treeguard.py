@@ -91,6 +91,12 @@ class TreeGuard:
         self._watch: TreeWatch | None = None
         self._armed = False
 
+    @property
+    def watch(self) -> TreeWatch | None:
+        """The inotify watch `intact()` armed over the tree (None before its first call, after a check that
+        failed, or where inotify is unavailable); its `seen()` says what happened since."""
+        return self._watch
+
     def intact(self) -> bool:
         """True if the tree holds what was built. Cheap after the first call in a process. A tree seen
         written since (by inotify) is not, even where what was written is gone again: a program may have

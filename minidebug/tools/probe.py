@@ -251,6 +251,11 @@ class ProbeTool(Tool):
         self._warm = False  # the env runs warm: start the next run ahead, once the tool was used
         self._used = False
 
+    @property
+    def ahead(self) -> StartedAhead | None:
+        """The run started ahead for the tool's next call (see the module's docstring), or None."""
+        return self._ahead
+
     def probe(self, episode: Episode, config: dict) -> tuple[dict | None, str]:
         """run_probe, in the run started ahead where there is one; then the next one is started."""
         self._used = True

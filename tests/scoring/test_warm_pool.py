@@ -1,0 +1,108 @@
+"""Eval rooms and the warm pool: reset keeps the warm interpreter of the next eval; a closed env's ready warm
+interpreter passes to the next env of the same venv and settings; nothing outlives the pool."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import minidebug
+from minidebug import WarmPool
+
+from ..conftest import cmdlines, descendants
+from .test_warm_eval import WHO, settled, warm_interpreters
+
+
+def warm_pids() -> set[int]:
+    return {pid for pid in descendants() if any("minidebug_eval.py --warm" in line and not line.startswith(
+        ("bwrap", "/usr/bin/bwrap")) for line in cmdlines([pid]))}
+
+
+def episode_dirs() -> list[str]:
+    return sorted(name for name in os.listdir(tempfile.gettempdir()) if name.startswith(("minidebug-ep-", "minidebug-room-")))
+
+
+def test_reset_keeps_the_warm_interpreter_of_the_next_eval(make_env, task_dir):
+    env = make_env(task_dir(WHO))
+    env.reset()
+    env.evaluate()
+    assert settled(lambda: len(warm_pids()), 1) == 1
+    waiting = warm_pids()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 2, "end": 2, "new_code": "    return a + b"}})
+    env.reset()  # ends every process of the episode, but not the interpreter that ran no code of it
+    assert warm_pids() == waiting
+    after = env.evaluate()
+    assert after.forked and after.tests["test_calc.py::test_add"] == "failed"  # the reset undid the fix
+    assert "parent: " in after.output and "--warm" in after.output
+
+
+def test_a_closed_envs_warm_interpreter_serves_the_next_envs_first_eval(cache_dir, task_dir):
+    task = task_dir(WHO)
+    before = episode_dirs()
+    with minidebug.make(task, cache_dir=cache_dir, eval_mode="fresh") as fresh:
+        fresh.reset()
+        expected = fresh.evaluate().tests
+    with WarmPool() as pool:
+        with minidebug.make(task, cache_dir=cache_dir, warm_pool=pool) as first:
+            first.reset()
+            assert first.evaluate().tests == expected
+            assert settled(lambda: len(warm_pids()), 1) == 1
+            waiting = warm_pids()
+        assert warm_pids() == waiting  # closed: its room and warm interpreter are the pool's now
+        with minidebug.make(task, cache_dir=cache_dir, warm_pool=pool) as second:
+            second.reset()
+            assert warm_pids() == waiting  # taken, not started anew
+            result = second.evaluate()
+            assert result.forked and result.tests == expected
+        assert len(pool.idle_rooms) == 1 and warm_pids() == waiting  # the same interpreter, which served that eval
+        with minidebug.make(task, cache_dir=cache_dir, warm_pool=pool, processes=33) as other:
+            other.reset()  # other limits: the room waiting in the pool is not for it, so it starts its own
+            assert other.evaluate().forked and 33 in {room.key.limits[3] for room in pool.idle_rooms}
+        assert len(pool.idle_rooms) == 2
+    assert settled(lambda: warm_interpreters(), []) == [] and descendants() == set()
+    assert episode_dirs() == before  # every room's folder is gone with the pool
+
+
+def test_a_room_whose_venv_was_rebuilt_is_not_handed_on(cache_dir, task_dir):
+    task = task_dir(WHO)
+    with WarmPool() as pool:
+        with minidebug.make(task, cache_dir=cache_dir, warm_pool=pool) as env:
+            env.reset()
+            env.evaluate()
+            assert settled(lambda: len(warm_pids()), 1) == 1
+            venv = env.workspace.venv
+        assert len(pool.idle_rooms) == 1
+        pool.discard(venv)
+        assert pool.idle_rooms == () and settled(lambda: warm_interpreters(), []) == []
+
+
+def test_open_envs_share_one_waiting_interpreter_which_ends_with_the_env_that_made_it(make_env, task_dir):
+    task = task_dir(WHO)
+    first, second = make_env(task), make_env(task)
+    first.reset()
+    first.evaluate()  # the task's tests are measured here; from now on its evals fork
+    assert settled(lambda: len(warm_pids()), 1) == 1
+    waiting = warm_pids()
+    second.reset()
+    assert second.evaluate().forked and settled(lambda: warm_pids(), waiting) == waiting  # borrowed, not its own
+    first.close()  # the room the first env made ends with it
+    assert settled(lambda: warm_pids(), set()) == set()
+    assert not second.evaluate().forked  # none waits: this one runs fresh, and the second env makes its own room
+    assert settled(lambda: len(warm_pids()), 1) == 1 and second.evaluate().forked
+    second.close()
+    assert settled(lambda: warm_interpreters(), []) == [] and descendants() == set()
+
+
+def test_an_eval_that_finds_every_room_busy_runs_fresh_and_the_pool_grows_a_room(make_env, task_dir):
+    task = task_dir(WHO)
+    first, second = make_env(task), make_env(task)
+    for env in (first, second):
+        env.reset()
+    first.evaluate()
+    assert settled(lambda: len(warm_pids()), 1) == 1
+    warm, ahead, room = first.forked_evals.take(stale=False)  # as while the first env's eval runs
+    assert warm is not None
+    assert not second.evaluate().forked
+    assert settled(lambda: len(warm_pids()), 2) == 2  # one more room for the next time both evaluate at once
+    first.forked_evals.give_back(warm)
+    assert first.evaluate().forked and second.evaluate().forked and len(warm_pids()) == 2

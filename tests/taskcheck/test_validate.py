@@ -1,0 +1,130 @@
+"""`minidebug validate` explains each row: collection errors, the tests that did not behave and their first
+error line, the recipe, the interpreter and the build time; `--json` gives one object per task."""
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from minidebug.run.cli import main
+from minidebug.taskcheck.pytest_output import PytestOutput
+from tests.tasks import test_swebench_import
+from tests.tasks.test_swebench_import import TEST_PATCH, instance
+
+mathlib_clones = test_swebench_import.clones  # the same fixture, under this name here
+
+BROKEN_CONFTEST = TEST_PATCH + ("--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1 @@\n"
+                                "+import minidebug_no_such_module\n")
+
+
+def test_a_conftest_import_error_is_a_collection_error_with_its_first_line(mathlib_clones, tmp_path, cache_dir,
+                                                                           monkeypatch, capsys):
+    repos, commit = mathlib_clones
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit, "example__mathlib-8", test_patch=BROKEN_CONFTEST)]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    task = str(tmp_path / "t" / "example__mathlib-8")
+    capsys.readouterr()
+
+    assert main(["validate", task, "--sandbox", "none"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["example__mathlib-8", "1/1", "0/1", "0/1", "base", "1", "gold", "1", "ok", "INVALID"]
+    error = "ModuleNotFoundError: No module named 'minidebug_no_such_module'"
+    assert f"  base: tests/conftest.py (collection error): {error}" in lines
+    assert f"  gold: tests/conftest.py (collection error): {error}" in lines
+    assert "  gold: tests/test_double.py::test_double (did not run, expected to pass)" in lines
+
+    assert main(["validate", task, "--sandbox", "none", "--json"]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert (row["ok"], row["base_collect_errors"], row["gold_collect_errors"]) == (False, 1, 1)
+    assert {"phase": "base", "test": "tests/conftest.py", "outcome": "collection error", "expected": "",
+            "first_line": error} in row["troubles"]
+    assert row["python"].split()[0].count(".") == 2 and row["build_seconds"] > 0
+    assert row["recipe"].startswith("the task's own (pytest only")
+
+
+def test_each_failed_test_gets_the_first_error_line_pytest_printed():
+    output = PytestOutput.read("\n".join([
+        "=================================== FAILURES ===================================",
+        "_____________________________ test_p[select name] ______________________________",
+        ">       assert x == 'other'", "E       AssertionError: long message", "E       assert 'a' == 'b'",
+        "____________________________________ Case.test_a ____________________________________",
+        "E     File \"t.py\", line 1", "E   SyntaxError: invalid syntax",
+        "==================================== ERRORS ====================================",
+        "___________________________ ERROR at setup of test_e ___________________________",
+        "E       fixture 'fx' not found",
+        "_______________________ ERROR collecting tests/test_b.py _______________________",
+        "E   ImportError: cannot import name 'nosuch' from 'os'",
+        "=========================== short test summary info ============================",
+        "FAILED t.py::test_x - ValueError: from the summary only",
+        "ERROR t.py::test_e"]))
+    assert output.first_line("t.py::test_p[select") == "AssertionError: long message"
+    assert output.first_line("t.py::test_p[select name]") == "AssertionError: long message"
+    assert output.first_line("t.py::Case::test_a") == "SyntaxError: invalid syntax"
+    assert output.first_line("t.py::test_e") == "fixture 'fx' not found"
+    assert output.first_line("t.py::test_x") == "ValueError: from the summary only"
+    assert output.first_line("t.py::test_p") == ""
+    assert output.collection_errors() == [("tests/test_b.py", "ImportError: cannot import name 'nosuch' from 'os'")]
+    assert PytestOutput.read("ERROR: file or directory not found: t.py\n").collection_errors() == [
+        ("the command line", "file or directory not found: t.py")]
+
+
+# -- a task that cannot be built here: its row says which step failed and why, on one line ----------------------
+
+def _git(cwd, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def negate_repo(tmp_path_factory):
+    """A git repository whose negate() is wrong; returns (path, commit)."""
+    repo = tmp_path_factory.mktemp("negate") / "negate"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "ops.py").write_text("def negate(x):\n    return x\n")
+    (repo / "tests" / "test_ops.py").write_text("from ops import negate\n\n\ndef test_negate():\n"
+                                                "    assert negate(3) == -3\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    return repo, _git(repo, "rev-parse", "HEAD")
+
+
+def setup_task(root: Path, repo: tuple[Path, str], setup: list[str], name: str) -> Path:
+    """A `[source]` task on `repo` whose own `setup` commands build its venv, with the gold patch."""
+    task = root / name
+    task.mkdir(parents=True)
+    (task / "task.toml").write_text(textwrap.dedent(f"""\
+        description = "negate(3) gives 3."
+        eval = "python -m pytest -q tests"
+        fail_to_pass = ["tests/test_ops.py::test_negate"]
+        [source]
+        git = "{repo[0]}"
+        commit = "{repo[1]}"
+        """) + f"setup = {json.dumps(setup)}\n")
+    (task / "solution.patch").write_text("--- a/ops.py\n+++ b/ops.py\n@@ -1,2 +1,2 @@\n def negate(x):\n"
+                                         "-    return x\n+    return -x\n")
+    return task
+
+
+FAILING_SETUPS = [
+    ("python -c \"import sys; sys.exit('boom')\"", "boom"),
+    ("python -c \"print('step 1'); raise ValueError('no config')\"", "ValueError: no config"),
+    ("python -m pip install minidebug-no-such-package-7f3a",
+     "pip finds no release of minidebug-no-such-package-7f3a for this Python"),
+]
+
+
+@pytest.mark.parametrize("command, why", FAILING_SETUPS, ids=["exit-message", "exception", "pip"])
+def test_a_failed_setup_command_is_on_the_row_with_why(command, why, negate_repo, tmp_path, cache_dir, monkeypatch,
+                                                       capsys):
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    task = setup_task(tmp_path, negate_repo, ["python -c pass", command], "setup_fails")
+    assert main(["validate", str(task), "--sandbox", "none"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[-1] == "INVALID"
+    assert lines[3] == f"  cannot run here: SetupError: setup command `{command}` failed: {why}", lines
+    assert lines[-1] == "0/1 tasks valid"
