@@ -130,13 +130,15 @@ class _Checks:
 
     def pyfunc_call(self, pyfuncitem):
         __tracebackhide__ = True
-        checked = self.checked
-        same = checked and checked[0] is pyfuncitem and checked[1] is pyfuncitem.obj  # as just checked
+        checked, function = self.checked, pyfuncitem.obj  # read once: what is checked is what is called
+        same = checked and checked[0] is pyfuncitem and checked[1] is function  # as just checked
         why = None if same else self.problem(pyfuncitem)
+        if not why and not same and pyfuncitem.obj is not function:
+            why = "what it calls changed while it was checked"
         if why:
             self.report(f"{pyfuncitem.nodeid}: {why}")
             raise NotTheTasksTest(f"minidebug: {pyfuncitem.nodeid} is not run: {why}")
-        function, called = pyfuncitem.obj, self.called
+        called = self.called
         plain = function.__func__ if _is(function, _METHOD) else function
         swapped = _is(plain, _FUNCTION) and not plain.__code__.co_flags & _ASYNC
         if swapped:
