@@ -49,6 +49,8 @@ def params():
             if not works:
                 reason = f"the {mode} sandbox does not work on this machine"
             marks = [pytest.mark.skip(reason=reason)] if reason else []
+            if mode != "bwrap":  # the default sandbox's in the default tier, every mode's with -m slow
+                marks.append(pytest.mark.slow)
             yield pytest.param(mode, check, marks=marks, id=f"{check}-{mode}")
 
 

@@ -15,12 +15,12 @@ from tests.conftest import descendants
 
 
 def test_fails_and_leaves_a_sleeper():
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(607)"], start_new_session=True)
     assert False, "failed on purpose"
 
 
 def test_times_out_and_leaves_a_sleeper():
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(607)"])
     time.sleep(30)
 
 
@@ -28,7 +28,7 @@ KEPT = []
 
 
 def test_passes_and_leaves_a_sleeper():
-    KEPT.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(601)"]))
+    KEPT.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(608)"]))
 
 
 def test_a_later_test_sees_only_what_passing_tests_kept():
@@ -51,6 +51,8 @@ def test_a_failed_or_timed_out_tests_processes_are_killed_and_reported_as_its_ow
     assert len(reports) == 2, out
     assert "ERROR at teardown of test_fails_and_leaves_a_sleeper" in out
     assert "ERROR at teardown of test_times_out_and_leaves_a_sleeper" in out
-    assert "time.sleep(601)" not in out
+    assert "time.sleep(608)" not in out
     assert sys.executable in out
-    assert not [line for line in cmdlines(s.pid for s in processes()) if "time.sleep(60" in line]
+    # (sleep lengths no other test uses: the suite's workers run other tests' sleepers meanwhile)
+    assert not [line for line in cmdlines(s.pid for s in processes()) if "time.sleep(607)" in line
+                or "time.sleep(608)" in line]

@@ -403,7 +403,7 @@ def _outcomes_fresh_and_forked(make_env, name: str) -> tuple[dict, dict, dict]:
     return fresh.tests, forked.tests if forked.forked else {"not forked": True}, env.evaluate().tests
 
 
-@pytest.mark.parametrize("name", ["sum_tree", "moving_average"])  # every bundled task: -m slow
+@pytest.mark.parametrize("name", ["sum_tree", pytest.param("moving_average", marks=pytest.mark.slow)])  # all: -m slow
 def test_forked_outcomes_equal_fresh_ones_on_bundled_tasks(make_env, name):
     fresh, forked, gold = _outcomes_fresh_and_forked(make_env, name)
     assert forked == fresh
