@@ -164,6 +164,7 @@ def test_an_entrypoint_that_never_runs_the_change_fails_the_pdb_check(task_dir, 
         in out
 
 
+@pytest.mark.slow  # builds failing set-ups from scratch; validate's row says the same: tests/taskcheck/test_validate.py
 def test_a_task_whose_setup_fails_says_which_command_and_why_on_one_line(negate_repo, tmp_path, cache_dir,  # noqa: F811
                                                                         monkeypatch, capsys):
     command = "python -c \"import sys; print('building'); sys.exit('no compiler configured')\""

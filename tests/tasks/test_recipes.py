@@ -482,6 +482,7 @@ def test_interpreters_are_found_among_uvs_pyenvs_and_on_path(no_interpreters):
 
 # -- shared venvs and repositories -------------------------------------------------------------------------
 
+@pytest.mark.slow  # builds a recipe's venv and repository from scratch, twice
 def test_tasks_of_one_recipe_share_a_venv_and_a_repository(tmp_path, upstream, recipes, cache_dir, monkeypatch):
     monkeypatch.setenv("MINIDEBUG_RECIPES", str(recipes))
     repo, commits = upstream
