@@ -454,6 +454,8 @@ def _hook(judge, report, fd, protected, genuine, tree):
                                         and judge(filename) is False):
                     return text.format(name=name, target=f"an object of {type_of(target).__qualname__}")
                 return None
+            if type_of(target) is function_type and name in defaults and target in protected:
+                return text.format(name=name, target="a function of the driver's (where it keeps its report channel)")
             if type_of(target) is function_type and name == "__code__":
                 return text.format(name="__code__", target="a function (its code replaced)")
             return None
