@@ -115,6 +115,17 @@ def attacked(make_env, calc, name, **options):
     return reward, observation, info
 
 
+def calc_rewritten_and_evaluated(env, rewrite):
+    """Replaces calc.py's text with `rewrite(old text)` through the agent's edit, then evals: (reward,
+    observation, info)."""
+    env.reset()
+    old = (env.workspace.root / "calc.py").read_text()
+    observation, *_ = env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": rewrite(old)}})
+    assert not observation.startswith("error"), observation
+    observation, reward, _, _, info = env.step({"name": "eval"})
+    return reward, observation, info
+
+
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_changing_pytests_hooks_is_found_and_strict_scores_it_zero(make_env, calc, name):
     reward, observation, info = attacked(make_env, calc, name, strict=True)
@@ -199,13 +210,9 @@ def test_the_driver_plugins_hold_their_checks_out_of_reach(make_env, task_dir, t
     hooks' default values there is, and reading them is a finding."""
     reach = "None" if through == "closures" else "getattr(f, '__defaults__', None)"
     env = make_env(task_dir(MUL_FIRST, CALC_TOML, CALC_PATCH, name="calc"), strict=True)
-    env.reset()
-    old = (env.workspace.root / "calc.py").read_text()
-    source = old.replace("def mul(a, b):\n    return a * b\n", "") + "\n\n" + NEUTER.replace(
-        "THROUGH(f)", f"({reach})")
-    observation, *_ = env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": source}})
-    assert not observation.startswith("error"), observation
-    observation, reward, _, _, info = env.step({"name": "eval"})
+    source = "\n\n" + NEUTER.replace("THROUGH(f)", f"({reach})")
+    reward, observation, info = calc_rewritten_and_evaluated(
+        env, lambda old: old.replace("def mul(a, b):\n    return a * b\n", "") + source)
     findings = info.get("suspicious") or []
     if through == "closures":
         assert any("test_add: what pytest calls is not the function its file binds" in f for f in findings), findings
@@ -247,12 +254,8 @@ BLIND_RESULT = textwrap.dedent("""\
 @pytest.mark.parametrize("mode", ["fork", "fresh"])
 def test_pluggys_result_blinded_within_the_call_gains_nothing(make_env, calc, mode):
     env = make_env(calc, strict=True, eval_mode=mode)
-    env.reset()
-    old = (env.workspace.root / "calc.py").read_text()
-    source = old.replace("def add(a, b):\n    return a - b\n", BLIND_RESULT)
-    observation, *_ = env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": source}})
-    assert not observation.startswith("error"), observation
-    observation, reward, _, _, info = env.step({"name": "eval"})
+    reward, observation, info = calc_rewritten_and_evaluated(
+        env, lambda old: old.replace("def add(a, b):\n    return a - b\n", BLIND_RESULT))
     assert reward < 1.0, observation
     assert info["score"] <= 1 or info.get("suspicious"), observation
 
@@ -265,12 +268,8 @@ def test_pluggys_result_blinded_gains_nothing_with_older_pytest(make_env, task_d
     two disagreeing is a finding."""
     toml = CALC_TOML + f'requirements = ["{pin}"]\n'
     env = make_env(task_dir(CALC, toml, CALC_PATCH, name="calc"), strict=True)
-    env.reset()
-    old = (env.workspace.root / "calc.py").read_text()
-    source = old.replace("def add(a, b):\n    return a - b\n", BLIND_RESULT)
-    observation, *_ = env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": source}})
-    assert not observation.startswith("error"), observation
-    observation, reward, _, _, info = env.step({"name": "eval"})
+    reward, observation, info = calc_rewritten_and_evaluated(
+        env, lambda old: old.replace("def add(a, b):\n    return a - b\n", BLIND_RESULT))
     assert reward < 1.0 and (info["score"] <= 1 or info.get("suspicious")), observation
 
 
@@ -332,11 +331,7 @@ def test_pluggys_record_of_pytests_call_swapped_within_the_call_gains_nothing(ma
     dispatch passes on: the stand-in saw test_add raise, the call phase did not, which is a finding."""
     files = MUL_FIRST if tests == "functions" else IN_A_CLASS
     env = make_env(task_dir(files, CALC_TOML, CALC_PATCH, name="calc"), strict=True)
-    env.reset()
-    old = (env.workspace.root / "calc.py").read_text()
-    observation, *_ = env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": SWALLOWED_CALL}})
-    assert not observation.startswith("error"), observation
-    observation, reward, _, _, info = env.step({"name": "eval"})
+    reward, observation, info = calc_rewritten_and_evaluated(env, lambda old: SWALLOWED_CALL)
     assert any("its function raised, yet its call did not" in finding for finding in info.get("suspicious") or ()), \
         observation
     assert reward == 0, observation
@@ -395,11 +390,7 @@ ONE_READ = textwrap.dedent("""\
 
 def test_the_function_pytest_calls_is_the_one_checked_whatever_a_later_read_gives(make_env, task_dir):
     env = make_env(task_dir(MUL_FIRST, CALC_TOML, CALC_PATCH, name="calc"), strict=True)
-    env.reset()
-    old = (env.workspace.root / "calc.py").read_text()
-    observation, *_ = env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": ONE_READ}})
-    assert not observation.startswith("error"), observation
-    observation, reward, _, _, info = env.step({"name": "eval"})
+    reward, observation, info = calc_rewritten_and_evaluated(env, lambda old: ONE_READ)
     assert info.get("suspicious") and reward == 0, observation
 
 
@@ -424,11 +415,7 @@ def test_the_default_values_of_the_stand_in_pytest_calls_are_not_the_agents_to_s
             return a * b
         """)
     env = make_env(task_dir(MUL_FIRST, CALC_TOML, CALC_PATCH, name="calc"), strict=True)
-    env.reset()
-    old = (env.workspace.root / "calc.py").read_text()
-    observation, *_ = env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": source}})
-    assert not observation.startswith("error"), observation
-    observation, reward, _, _, info = env.step({"name": "eval"})
+    reward, observation, info = calc_rewritten_and_evaluated(env, lambda old: source)
     assert any("sets __kwdefaults__ on a function of the driver's" in f for f in info.get("suspicious") or ()), \
         observation
     assert reward == 0, observation
