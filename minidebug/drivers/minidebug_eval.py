@@ -65,8 +65,9 @@ def recorder(stream, flag):
     itself ran count. Outermost wrappers of pytest's run of each collected item note each phase that ran and whether
     it raised: a report for a phase that did not run (made up and passed to the hook), or that says "passed" for a
     phase that raised (forged on its way, say by wrapping pytest's report class), counts as a failure, and
-    `flag(finding)` says so. pytest's own report of one subtest (pytest 9 reports unittest's `subTest`), which comes
-    while its test's call runs, counts as that test's failure if it failed."""
+    `flag(finding)` says so. pytest's own report of one subtest (pytest 9 reports unittest's `subTest` and has a
+    `subtests` fixture), which comes while its test's call runs, is that test's outcome unless it passed: a test
+    one of whose subtests failed, was skipped or xfailed does not pass."""
     import pytest
 
     record = _Recorded()  # reached only through the hooks' default values (a closure's cells are not audited)
@@ -97,9 +98,11 @@ def recorder(stream, flag):
     def pytest_runtest_logreport(report, _stream=stream, _flag=flag, _record=record):
         key, outcomes = (report.nodeid, report.when), _record.outcomes
         if key in _record.running and type(report) is _subtest_report():  # one subtest's, while its call runs
-            if report.outcome == "failed" and outcomes.get(report.nodeid, "passed") == "passed":
-                outcomes[report.nodeid] = "failed"
-                _stream(report.nodeid, "failed")
+            # a subtest that failed, or was skipped or xfailed (its checks never made), is its test's outcome
+            if report.outcome != "passed" and outcomes.get(report.nodeid, "passed") == "passed":
+                outcome = report.outcome if getattr(report, "wasxfail", None) is None else "xfailed"
+                outcomes[report.nodeid] = outcome
+                _stream(report.nodeid, outcome)
             return
         if key not in _record.ran:
             _flag(f"{report.nodeid}: a report for its {report.when}, which the runner did not run (a made-up report)")
@@ -156,6 +159,7 @@ def _receive(fd):
 _AHEAD_HOOKS = []  # the functions that hold the code a warm interpreter compiled ahead (see minidebug_ahead)
 _AHEAD_NAMES = [None]  # and the one that holds what the watch reads of its test modules
 _LEARNED_LOADED = set()  # every module importing the learned ones loaded (see _read_no_bytecode_from_now_on)
+_TASKS_WATCH = []  # the wrappers that see asyncio tasks finished from outside, and their sink (see minidebug_tasks)
 _WARM_STATE = []  # in a warm interpreter: the watch's snapshot and watchers every forked child starts from
 
 
@@ -171,6 +175,10 @@ def _read_no_bytecode_from_now_on(pycache, preload, learned=()):
     from minidebug_preload import import_ahead
 
     import_ahead(preload)
+    if not _TASKS_WATCH:
+        from minidebug_tasks import install
+
+        _TASKS_WATCH[:] = install()
     before = set(sys.modules)
     import_ahead(learned)
     _LEARNED_LOADED.update(set(sys.modules) - before)
@@ -243,7 +251,11 @@ def run(fd, settings):
     else:
         plugin, recorded, holders = recorder(stream, flag)
         watch.trust(plugin)
-    watch.protect(send, stream, flag, *holders, *_AHEAD_HOOKS, *filter(None, _AHEAD_NAMES))
+    tasks_watch = _TASKS_WATCH[0] if _TASKS_WATCH else ()
+    if _TASKS_WATCH:
+        _TASKS_WATCH.pop()[0] = flag  # the sink: reached from now on through the wrappers' default values only
+        _TASKS_WATCH.clear()
+    watch.protect(send, stream, flag, *holders, *tasks_watch, *_AHEAD_HOOKS, *filter(None, _AHEAD_NAMES))
     hide_ctypes()
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:

@@ -61,6 +61,8 @@ def recorder(stream, flag, untrusted, collect_only=False):
         return filename[len(tree):] if filename.startswith(tree) else filename
 
     def record(test, outcome, _stream=stream):
+        if isinstance(test, unittest.case._SubTest):  # a subtest's skip or failure is its test's
+            test = test.test_case
         if not _is_test(test):
             if outcome in ("error", "failed"):
                 collect_errors.append(str(test._testMethodName if isinstance(test, unittest.case.TestCase)
