@@ -154,6 +154,20 @@ def with_a_package_of_the_agents(env):
     return env
 
 
+@pytest.fixture(autouse=True)
+def _no_shared_rooms_between_tests():
+    """Each test starts with an empty shared pool: the warm interpreters one test's envs left in it (they
+    outlive envs, see `minidebug.shared_pool`) end with that test."""
+    yield
+    minidebug.shared_pool().close()
+
+
+def processes_left() -> set[int]:
+    """The live descendants of this process once the shared pool's idle rooms ended: what envs left."""
+    minidebug.shared_pool().close()
+    return descendants()
+
+
 def descendants(pid: int | None = None) -> set[int]:
     """PIDs of every live descendant of pid (default: this process), from /proc."""
     pid = os.getpid() if pid is None else pid

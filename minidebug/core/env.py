@@ -343,8 +343,6 @@ class DebugEnv:
             self._evals.give_back(warm, keep=not self._tampered and not self.workspace.prepared.hidden_files)
         if not (result.success and self.config.terminate_on_success):
             self._start_warm()
-        else:  # the episode ends here
-            self._evals.release()
         if self.config.strict and result.suspicious and result.score:
             result = replace(result, score=0, notes=result.notes + (
                 f"scored 0 (strict): the run showed signs of in-memory forgery; it would have scored "

@@ -31,7 +31,8 @@ NOT_FIELDS = {
     "warm_pool": "A `minidebug.WarmPool` whose warm eval interpreters the env borrows, one per eval (fork mode; "
                  "see [How it works](#how-it-works)): they outlive the env, so the next env of the same venv and "
                  "settings finds one waiting and its first eval skips the interpreter start and the imports. "
-                 "Default None: the process's shared pool, where an interpreter ends with the env that started it.",
+                 "Default None: the process's shared pool (`minidebug.shared_pool()`), whose rooms outlive envs "
+                 "too.",
     "requirements": "More pip requirements for the task's venv (e.g. a package a debug-gym folder needs); a "
                     "venv with them is built once and cached, and the task's content hash includes them. "
                     "Default: none.",

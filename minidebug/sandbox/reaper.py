@@ -61,6 +61,24 @@ def processes() -> list[ProcStat]:
 OWNER_FILE = "owner"  # in each temp folder minidebug makes: "<pid> <start time>" of its maker, for `minidebug gc`
 
 
+def tree_memory_kb(pid: int) -> int:
+    """The proportional set size (shared pages split among their users) of process `pid` and its
+    descendants, in kB; 0 for a process that is gone or unreadable."""
+    children: dict[int, list[int]] = {}
+    for stat in processes():
+        children.setdefault(stat.ppid, []).append(stat.pid)
+    total, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        stack.extend(children.get(current, []))
+        try:
+            with open(f"/proc/{current}/smaps_rollup") as handle:
+                total += sum(int(line.split()[1]) for line in handle if line.startswith("Pss:"))
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def write_owner(folder: Path) -> None:
     """Name this process as `folder`'s maker (see OWNER_FILE)."""
     (folder / OWNER_FILE).write_text(f"{os.getpid()} {start_time()}")

@@ -5,7 +5,8 @@ rooms through a `WarmPool` (see warm_pool.py).
 A room is apart from any episode's folder and pids cgroup, so reset(), which ends every process of the
 episode, leaves its warm interpreter alone: it ran no code of a project and nothing of a run reaches it (see
 warm.py; the eval tree and the run's HOME and TMPDIR are emptied after each). Nor does a room belong to an
-episode: every eval lays its tree anew, so an env borrows a room for one eval and gives it back.
+episode: every eval lays its tree anew, so an env borrows a room for one eval and gives it back, and the room
+outlives the env.
 
 A room's folder is a temp dir with an owner file, as an episode's (`ROOM_PREFIX` for `EPISODE_PREFIX`), so
 `minidebug gc` removes it and the processes working in it after a crash; its pids cgroup is named after the
@@ -55,8 +56,6 @@ class EvalRoom:
         self.warm: WarmEval | None = None
         self.entry: Path | None = None  # the task entry whose files its warm interpreter compiled ahead
         self.ahead: LaidAhead | None = None  # the next eval's pristine tree, being laid
-        self.owner: object = None  # see WarmPool.release
-        self.released = False
         self._closed = False
 
     def take_warm(self) -> tuple[WarmEval | None, LaidAhead | None]:
@@ -104,6 +103,10 @@ class EvalRoom:
     def ready(self) -> bool:
         """Whether its warm interpreter is running (started, not used, not gone)."""
         return self.warm is not None and self.warm.alive
+
+    def memory_kb(self) -> int:
+        """The proportional set size of its warm interpreter's processes, in kB (0 where it has none)."""
+        return self.warm.memory_kb() if self.warm is not None else 0
 
     def close(self) -> None:
         """End the warm interpreter and remove the folder and the cgroup. Idempotent."""

@@ -235,6 +235,11 @@ class WarmEval:
         for `Confinement.kill_strays` to spare."""
         return None if self._bwrap or self._proc is None or not self._started.done() else self._proc.pid
 
+    def memory_kb(self) -> int:
+        """The proportional set size of the interpreter's processes (under bwrap, bwrap's too), in kB."""
+        proc = self._started_process() if self._state != "closed" else None
+        return reaper.tree_memory_kb(proc.pid) if proc is not None else 0
+
     @property
     def alive(self) -> bool:
         """Whether it can serve a run: started or starting, between runs, not gone."""

@@ -2,9 +2,11 @@
 for the envs of one venv and settings, and `ForkedEvals` is one env's use of its pool: when a room is started,
 taken, given back.
 
-Envs at rest hold no warm interpreter of their own (a few waiting rooms serve many envs, in memory), and with
-a pool the caller passes, a room outlives the env that made it, so the next env's first eval skips the
-interpreter start and the imports too (a batch of episodes, an RL trainer's workers).
+Rooms belong to the pool, not to an env: an env borrows one for each eval (or pdb session, or probe run) and
+gives it back, so envs at rest hold no warm interpreter of their own, and the next env of the same venv (a
+new episode, another task, a trainer's next rollout) finds one waiting: a cold start happens once per venv
+and settings per process. The pool holds few idle rooms (capped by count and by memory, the least recently
+used closed first) and closes them at `close()` or when the process exits.
 """
 
 from __future__ import annotations
@@ -31,16 +33,18 @@ class WarmPool:
     """Eval rooms, each with its warm interpreter, shared by the envs of one venv and settings: an env borrows
     one for each eval and gives it back, so envs at rest hold none of their own.
 
-    Every env in fork mode uses one. An env made without one uses the process's shared pool, where a room
-    ends with the env that made it (and another open env may borrow it until then). Pass your own to
-    `make(warm_pool=...)` to keep rooms past the envs that made them (a trainer making env after env: the
-    next env's first eval finds one waiting). Holds at most `max_idle` idle rooms (the least recently used go
-    first), and more while evals run at once; what it holds lives until `close()` or the end of a `with`
-    block, and dies with the process.
+    Every env in fork mode uses one: the process's shared pool (see `shared_pool`), or one passed to
+    `make(warm_pool=...)` (to bound or end a group of envs' rooms apart). Rooms outlive the envs that used
+    them, so the next env's first eval finds one waiting. Holds at most `max_idle` idle rooms, and only as
+    many as fit in `max_idle_mb` of memory (their interpreters' proportional set size; the least recently
+    used close first), and more while evals run at once; what it holds lives until `close()` or the end of a
+    `with` block, and dies with the process. A closed pool holds nothing and starts nothing.
     """
 
-    def __init__(self, max_idle: int = 4):
+    def __init__(self, max_idle: int = 4, max_idle_mb: float | None = None):
         self.max_idle = max_idle
+        self.max_idle_mb = max_idle_mb
+        self._sizes: dict[RoomKey, int] = {}  # kB: the largest a room of the key was measured at
         self._idle: list[EvalRoom] = []
         self._busy: set[EvalRoom] = set()
         self._short: set[RoomKey] = set()  # keys an eval found every room of busy
@@ -80,16 +84,17 @@ class WarmPool:
         return next((room for room in found if room.entry == entry), found[-1]) if found else None
 
     def provide(self, key: RoomKey, learned: list[str], entry: Path | None,
-                start: Callable[[EvalRoom], WarmEval | None], owner: object = None) -> None:
+                start: Callable[[EvalRoom], WarmEval | None]) -> None:
         """Make sure a room of `key` whose warm interpreter imports `learned` waits for the next eval (one
         more where an eval found them all busy): `start(room)` starts one in an idle room that has none (or
-        whose interpreter imports what the task's tests loaded before they were learned), or in a new room,
-        which ends with `owner`'s `release` (where one is given)."""
+        whose interpreter imports what the task's tests loaded before they were learned), or in a new room."""
         with self._lock:
             if self._closed:
                 return
             if self._next(key, learned, entry) is not None and key not in self._short:
                 return
+            if self.max_idle_mb is not None and self._sizes.get(key, 0) > self.max_idle_mb * 1024:
+                return  # a room of the key would not fit: its evals run fresh
             self._short.discard(key)
             room = next((room for room in self._idle if room.key == key and not (  # an idle one to start in
                 room.ready and room.warm is not None
@@ -99,7 +104,6 @@ class WarmPool:
         try:
             if room is None:
                 room = EvalRoom(key)
-                room.owner = owner
             else:
                 room.end_warm()
             room.warm, room.entry = start(room), entry
@@ -109,18 +113,41 @@ class WarmPool:
             self.keep(room)
 
     def keep(self, room: EvalRoom, usable: bool = True, spare: bool = False) -> None:
-        """Hold a room between evals (or close it: not `usable`, the pool closed, its owner released it, or,
-        where it is a `spare` (it served a pdb session), another room of its key waits ready)."""
+        """Hold a room between evals (or close it: not `usable`, the pool closed, or, where it is a `spare`
+        (it served a pdb session), another room of its key waits ready); then close the least recently used
+        idle rooms beyond `max_idle` and `max_idle_mb`."""
         dropped = [room]
         with self._lock:
             self._busy.discard(room)
             spare = spare and any(other.key == room.key and other.ready for other in self._idle)
-            if usable and not spare and not self._closed and not room.released:
+            if usable and not spare and not self._closed:
                 self._idle.append(room)
                 dropped = self._idle[:-self.max_idle] if len(self._idle) > self.max_idle else []
                 del self._idle[:len(dropped)]
         for old in dropped:
             old.close()
+        self.trim()
+
+    def trim(self) -> None:
+        """Close the least recently used idle rooms until the rest's interpreters fit in `max_idle_mb` (done
+        when a room is given back and when an env closes). Where one room of a key does not fit at all, the
+        pool starts none of it again."""
+        if self.max_idle_mb is None:
+            return
+        with self._lock:
+            rooms = list(self._idle)
+        sizes = [room.memory_kb() for room in rooms]
+        with self._lock:
+            for room, size in zip(rooms, sizes):
+                self._sizes[room.key] = max(size, self._sizes.get(room.key, 0))
+        dropped = []
+        while rooms and sum(sizes) > self.max_idle_mb * 1024:
+            dropped.append(rooms.pop(0))
+            sizes.pop(0)
+        with self._lock:
+            self._idle = [room for room in self._idle if room not in dropped]
+        for room in dropped:
+            room.close()
 
     def discard(self, venv: Path | None = None, drivers: Path | None = None) -> None:
         """Close the idle rooms of a venv (or drivers folder) a program changed: their warm interpreters
@@ -131,15 +158,10 @@ class WarmPool:
         for room in dropped:
             room.close()
 
-    def release(self, owner: object) -> None:
-        """Close the rooms `owner` made (one borrowed now closes when it is given back)."""
-        with self._lock:
-            dropped = [room for room in self._idle if room.owner is owner]
-            self._idle = [room for room in self._idle if room.owner is not owner]
-            for room in self._busy:
-                room.released = room.released or room.owner is owner
-        for room in dropped:
-            room.close()
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called."""
+        return self._closed
 
     def close(self) -> None:
         """Close every room held. Idempotent."""
@@ -160,15 +182,25 @@ _SHARED: list[WarmPool] = []  # the process's pool for envs made without one
 _SHARED_LOCK = threading.Lock()
 
 
+SHARED_MAX_IDLE_MB = 1024  # the shared pool's idle interpreters, at most (a few dozen MB each)
+
+
 def shared_pool() -> WarmPool:
-    """The process's pool for envs made without one (up to one idle room per core), closed at exit."""
+    """The process's pool for envs made without one: up to one idle room per core (at least two) within
+    `SHARED_MAX_IDLE_MB`, closed at exit. `shared_pool().close()` ends its rooms now; the next env that needs
+    one then gets a new pool."""
     with _SHARED_LOCK:
-        if not _SHARED:
-            pool = WarmPool(max_idle=max(2, os.cpu_count() or 1))
-            owner = os.getpid()
-            atexit.register(lambda: pool.close() if os.getpid() == owner else None)
-            _SHARED.append(pool)
+        if not _SHARED or _SHARED[0].closed:
+            _SHARED[:] = [WarmPool(max_idle=max(2, os.cpu_count() or 1), max_idle_mb=SHARED_MAX_IDLE_MB)]
         return _SHARED[0]
+
+
+def _close_shared() -> None:
+    if _SHARED:
+        _SHARED[0].close()
+
+
+atexit.register(_close_shared)
 
 
 def _forget_shared() -> None:
@@ -187,8 +219,7 @@ class ForkedEvals:
 
     def __init__(self, fork: bool, pool: WarmPool | None):
         self.fork = fork
-        self.pool = pool if pool is not None else shared_pool()
-        self._owner = None if pool is not None else object()  # the rooms it makes in the shared pool end with it
+        self._pool = pool
         self._key: RoomKey | None = None
         self._entry: Path | None = None
         self._room: EvalRoom | None = None  # the room of the eval running
@@ -196,6 +227,11 @@ class ForkedEvals:
         self._start: Callable[[EvalRoom], WarmEval | None] | None = None  # starts a room's warm interpreter
         self._eval_base: Path | None = None
         self._closed = False
+
+    @property
+    def pool(self) -> WarmPool:
+        """The pool passed to the env, else the process's shared pool (a new one once that was closed)."""
+        return self._pool if self._pool is not None else shared_pool()
 
     def start_warm(self, task: Task, workspace: Workspace, sandbox: str | None, limits: Limits,
                    measured: bool) -> None:
@@ -211,7 +247,7 @@ class ForkedEvals:
         self._eval_base = prepared.eval_base if not prepared.hidden_files else None
         if self.fork and not self._closed and (measured or counted_known(task, prepared)):
             learned = learned_modules(prepared.entry)
-            self.pool.provide(self._key, learned, prepared.entry, self._start, self._owner)
+            self.pool.provide(self._key, learned, prepared.entry, self._start)
             if self._eval_base is not None:
                 self.pool.lay_ahead(self._key, learned, prepared.entry, self._eval_base)
 
@@ -267,7 +303,7 @@ class ForkedEvals:
         learned = learned_modules(self._entry)
         room = self.pool.take(self._key, learned, self._entry)
         if room is None:
-            self.pool.provide(self._key, learned, self._entry, self._start, self._owner)
+            self.pool.provide(self._key, learned, self._entry, self._start)
             room = self.pool.take(self._key, learned, self._entry)
         if room is None:
             return None
@@ -294,7 +330,7 @@ class ForkedEvals:
         if not learned_yet(self._entry):
             return
         learned = learned_modules(self._entry)
-        self.pool.provide(self._key, learned, self._entry, self._start, self._owner)  # where it ended
+        self.pool.provide(self._key, learned, self._entry, self._start)  # where it ended
         if self._eval_base is not None:
             self.pool.lay_ahead(self._key, learned, self._entry, self._eval_base)
 
@@ -306,13 +342,8 @@ class ForkedEvals:
         if rebuilt_venv is not None:
             self.pool.discard(rebuilt_venv)
 
-    def release(self) -> None:
-        """The episode ended: the rooms made for the env in the shared pool close (reset() starts anew)."""
-        if self._owner is not None:
-            self.pool.release(self._owner)
-
     def close(self) -> None:
-        """Stop using the pool (see `release`). Idempotent."""
+        """Stop using the pool (its rooms stay in it for the next env, within its caps). Idempotent."""
         if not self._closed:
             self._closed = True
-            self.release()
+            self.pool.trim()

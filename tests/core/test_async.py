@@ -5,7 +5,7 @@ import threading
 
 import minidebug
 from minidebug.agents.oracle import OracleAgent
-from tests.conftest import descendants
+from tests.conftest import processes_left
 
 
 async def rollout(spec):
@@ -31,7 +31,7 @@ def test_eight_episodes_concurrently(cache_dir):
         return await asyncio.gather(*(rollout(spec) for spec in specs))
 
     assert asyncio.run(main()) == [1.0] * 8
-    assert not descendants()
+    assert not processes_left()
 
 
 def test_one_env_shared_by_threads_is_serialised(make_env, calc_task):

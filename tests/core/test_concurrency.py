@@ -6,7 +6,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import minidebug
-from tests.conftest import descendants
+from tests.conftest import processes_left
 
 
 def _episode(task, cache_dir, index):
@@ -25,7 +25,7 @@ def test_threads_keep_independent_worktrees(calc_task, cache_dir):
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda i: _episode(calc_task, cache_dir, i), range(4)))
     assert results == [(1.0, "# env 0", 1), (0.5, "# env 1", 1), (1.0, "# env 2", 1), (0.5, "# env 3", 1)]
-    assert not descendants()
+    assert not processes_left()
 
 
 WORKER = """

@@ -20,7 +20,7 @@ from inspect_ai.tool import bash
 import minidebug
 from minidebug.integrations.inspect_ai import MinidebugSandbox, MinidebugSandboxConfig, minidebug_tasks
 
-from ..conftest import descendants
+from ..conftest import processes_left
 
 MODEL = "mockllm/model"
 
@@ -69,7 +69,7 @@ def test_the_ready_task_solves_with_pdb_and_scores_with_minidebugs_eval(tmp_path
     results = tool_results(log)
     assert "class Node" in results[0] and "Breakpoint 1 at tree.py:6" in results[1]
     assert "-> self.value = value" in results[2] and "eval: 4 passed (score 4/4)" in results[5]
-    assert "\n2\n" in results[6] and "submitted" in results[7] and not descendants()
+    assert "\n2\n" in results[6] and "submitted" in results[7] and not processes_left()
     assert log.samples[0].scores["minidebug_score"].answer == "4/4"
 
 
@@ -178,7 +178,7 @@ def test_files_stay_inside_the_project_and_the_harness_stays_the_tasks(cache_dir
             await MinidebugSandbox.sample_cleanup("t", config, environments, False)
 
     episode = asyncio.run(scenario())
-    assert not episode.exists() and not descendants()
+    assert not episode.exists() and not processes_left()
 
 
 @pytest.mark.slow  # 30 s and more: run with `pytest -m slow`

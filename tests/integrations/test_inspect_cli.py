@@ -17,7 +17,7 @@ import minidebug
 from minidebug.agents.llm import strategy_prompt
 from minidebug.tools.strategies import parse_strategy
 
-from ..conftest import descendants
+from ..conftest import processes_left
 
 SCRIPT = [
     ("view", {"path": "tree.py"}),
@@ -94,7 +94,7 @@ def test_each_strategy_offers_its_tools_turn_by_turn_with_its_own_prompt(tmp_pat
         assert breakpoint_set == (strategy != "rewrite"), strategy
         assert ("[new tools available from now on]" in results[1].text) == (strategy == "debug-after-1")
         assert "submitted" in results[3].text
-    assert not descendants()
+    assert not processes_left()
 
 
 @pytest.mark.parametrize("selector", ["list", pytest.param("comma string", marks=pytest.mark.slow)])  # whole runs
@@ -113,4 +113,4 @@ def test_the_readme_command_runs_offline_with_the_mock_model(selector, tmp_path,
     for sample in log.samples:
         assert [m.role for m in sample.messages].count("assistant") == 3
         assert sample.scores["minidebug_score"].value < 1.0
-    assert not descendants()
+    assert not processes_left()

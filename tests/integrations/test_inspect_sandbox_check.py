@@ -13,7 +13,7 @@ from inspect_ai.util._sandbox import self_check
 from minidebug.integrations.inspect_ai import MinidebugSandbox, MinidebugSandboxConfig
 from minidebug.sandbox.choose import bwrap_works, landlock_works
 
-from ..conftest import descendants
+from ..conftest import processes_left
 
 # The checks that cannot apply to this sandbox, and why; every other check runs in every mode.
 OUTSIDE = ("it works on a path outside the project (/tmp, /etc or /usr/bin), and the sandbox's files and working "
@@ -70,7 +70,7 @@ def boxes(cache_dir):
         yield box
         for environments in made.values():
             asyncio.run(MinidebugSandbox.sample_cleanup("self-check", None, environments, False))
-    assert not descendants()
+    assert not processes_left()
 
 
 @pytest.mark.parametrize("mode, check", list(params()))

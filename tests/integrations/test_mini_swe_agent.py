@@ -15,7 +15,7 @@ from minisweagent.models.test_models import DeterministicModel, make_output
 from minidebug.errors import UsageError
 from minidebug.integrations.mini_swe_agent import MinidebugEnvironment
 
-from ..conftest import descendants
+from ..conftest import processes_left
 
 CONFIG = yaml.safe_load((Path(minisweagent.__file__).parent / "config" / "mini_textbased.yaml").read_text())
 FIX = ("sed -i 's/children=\\[\\]/children=None/; s/self.children = children/"
@@ -49,7 +49,7 @@ def test_the_agent_loop_solves_a_task_with_pdb_from_the_shell(cache_dir):
         assert "+    def __init__(self, value, children=None):" in result["submission"]
         assert env.serialize()["info"]["minidebug"] == {"reward": 1.0, "score": 4, "max_score": 4,
                                                           "solved": True}
-    assert not episode_dir.exists() and not descendants()
+    assert not episode_dir.exists() and not processes_left()
     env.close()  # idempotent
 
 

@@ -10,7 +10,7 @@ import minidebug.integrations.skyrl as skyrl
 from minidebug.errors import UsageError
 from minidebug.integrations.skyrl import MinidebugTextEnv, dataset_rows
 
-from ..conftest import descendants
+from ..conftest import processes_left
 
 FIX = ('<tool_call>{"name": "edit", "arguments": {"path": "tree.py", "old": "children=[]", "new": "children=None"}}'
        '</tool_call>\n<function=edit><parameter=path>tree.py</parameter><parameter=old>self.children = children'
@@ -71,7 +71,7 @@ def test_rollouts_at_once_share_nothing(cache_dir):
     for thread in threads:
         thread.join()
     assert rewards == {0: 1.0, 1: 0.0, 2: 1.0, 3: 0.0}
-    assert not descendants()  # every episode's processes are gone
+    assert not processes_left()  # every episode's processes are gone
 
 
 def test_rows_and_bad_input():

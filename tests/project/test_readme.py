@@ -35,7 +35,7 @@ from minidebug.store.interpreters import find_python
 from minidebug.tasks.recipes import task_environment
 from minidebug.tasks.task import bundled_task_names, load_task, smoke_task_paths
 
-from ..conftest import descendants
+from ..conftest import processes_left
 
 try:
     import tomllib
@@ -312,7 +312,7 @@ def test_readme_block_runs(block, server, tmp_path, cache_dir):
         run_block(block, tmp_path, temp, shell_env(tmp_path, temp, cache_dir, chat.url))
     finally:
         shutil.rmtree(temp, ignore_errors=True)
-    assert not descendants()
+    assert not processes_left()
 
 
 def run_block(block: Block, tmp_path: Path, temp: Path, env: dict[str, str]) -> None:
@@ -413,7 +413,7 @@ def test_the_source_task_and_its_recipe_validate_as_written(tmp_path, cache_dir,
     assert done.returncode == 0 and lines[-1] == "1/1 tasks valid", done.stdout + done.stderr
     assert lines[1].split() == ["mathlib_double", "1/1", "1/1", "1/1", "-", "ok", "valid"]
     assert f"recipe me/mathlib 1.0 (python {python}," in lines[2], lines[2]
-    assert not descendants()
+    assert not processes_left()
 
 
 # ---- links between the pages -----------------------------------------------------------------------------------
@@ -494,4 +494,4 @@ def test_the_md_commands_the_readme_shows_run_in_order(cache_dir):
             status, outputs[example] = env.bridge.run(example, 60)
             assert status == 0, (example, outputs[example])
     assert "children = []" in outputs["md inspect tree.py:6 children"]
-    assert not descendants()
+    assert not processes_left()

@@ -17,7 +17,7 @@ from minidebug.run.batch import finished_results, plan, run_batch, select
 from minidebug.run.cleanup import collect
 from minidebug.sandbox.reaper import processes
 from minidebug.tasks.task import load_task
-from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants
+from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants, processes_left
 
 BUNDLED = ["sum_tree", "late_handlers", "report_stats"]
 
@@ -33,7 +33,7 @@ def test_pool_runs_tasks_by_seeds_and_writes_everything(cache_dir, tmp_path):
     records = json.loads((tmp_path / "results.json").read_text())
     assert len(records) == 6 and all(r["solved"] for r in records)
     assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == sorted(f"{s.id}.jsonl" for s in specs)
-    assert not descendants()
+    assert not processes_left()
 
 
 def test_a_caller_running_threads_gets_the_same_results(cache_dir, tmp_path):
@@ -48,7 +48,7 @@ def test_a_caller_running_threads_gets_the_same_results(cache_dir, tmp_path):
         stop.set()
         thread.join()
     assert _outcome(results) == sorted((f"{t}.oracle.s0", True, 2, 1.0) for t in BUNDLED[:2])
-    assert not descendants()
+    assert not processes_left()
 
 
 def test_resume_and_rerun_failed(cache_dir, tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 import _pytest
 import pytest
 
-from tests.conftest import descendants
+from tests.conftest import processes_left
 
 SOURCE = Path(_pytest.__file__).parent  # a real pytest's sources, made into the project under test
 TOLERANCE = re.compile(r"^ *DEFAULT_RELATIVE_TOLERANCE: .* = 1e-6$", re.M)  # approx's class (any pytest since 7)
@@ -73,4 +73,4 @@ def test_the_projects_own_pytest_runs_its_tests(make_env, pytest_task, mode):
     _, reward, _, _, info = env.step({"name": "eval"})
     assert reward == 1.0 and "suspicious" not in info, info
     env.close()
-    assert not descendants()
+    assert not processes_left()

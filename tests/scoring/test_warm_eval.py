@@ -15,7 +15,7 @@ from minidebug.sandbox.choose import bwrap_works, landlock_works
 from minidebug.scoring.warm import learned_modules
 from minidebug.tasks.task import bundled_task_names
 
-from ..conftest import cmdlines, descendants
+from ..conftest import cmdlines, descendants, processes_left
 
 SANDBOXES = [None, pytest.param("landlock", marks=pytest.mark.skipif(not landlock_works(), reason="no Landlock")),
              pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no usable bubblewrap"))]
@@ -106,7 +106,7 @@ def test_one_warm_interpreter_waits_between_evals_and_none_outlives_close(make_e
     env.reset()
     env.evaluate()
     env.close()
-    assert descendants() == set()
+    assert processes_left() == set()
 
 
 def waiting_interpreter() -> int | None:

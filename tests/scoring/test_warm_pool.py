@@ -1,5 +1,6 @@
 """Eval rooms and the warm pool: reset keeps the warm interpreter of the next eval; a closed env's ready warm
-interpreter passes to the next env of the same venv and settings; nothing outlives the pool."""
+interpreter passes to the next env of the same venv and settings; the pool's caps hold; nothing outlives the
+pool."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import tempfile
 import minidebug
 from minidebug import WarmPool
 
-from ..conftest import cmdlines, descendants
+from ..conftest import cmdlines, descendants, processes_left
 from .test_warm_eval import WHO, settled, warm_interpreters
 
 
@@ -59,7 +60,7 @@ def test_a_closed_envs_warm_interpreter_serves_the_next_envs_first_eval(cache_di
             other.reset()  # other limits: the room waiting in the pool is not for it, so it starts its own
             assert other.evaluate().forked and 33 in {room.key.limits[3] for room in pool.idle_rooms}
         assert len(pool.idle_rooms) == 2
-    assert settled(lambda: warm_interpreters(), []) == [] and descendants() == set()
+    assert settled(lambda: warm_interpreters(), []) == [] and processes_left() == set()
     assert episode_dirs() == before  # every room's folder is gone with the pool
 
 
@@ -76,7 +77,7 @@ def test_a_room_whose_venv_was_rebuilt_is_not_handed_on(cache_dir, task_dir):
         assert pool.idle_rooms == () and settled(lambda: warm_interpreters(), []) == []
 
 
-def test_open_envs_share_one_waiting_interpreter_which_ends_with_the_env_that_made_it(make_env, task_dir):
+def test_open_envs_share_one_waiting_interpreter_which_outlives_them_in_the_shared_pool(make_env, task_dir):
     task = task_dir(WHO)
     first, second = make_env(task), make_env(task)
     first.reset()
@@ -85,12 +86,32 @@ def test_open_envs_share_one_waiting_interpreter_which_ends_with_the_env_that_ma
     waiting = warm_pids()
     second.reset()
     assert second.evaluate().forked and settled(lambda: warm_pids(), waiting) == waiting  # borrowed, not its own
-    first.close()  # the room the first env made ends with it
-    assert settled(lambda: warm_pids(), set()) == set()
-    assert not second.evaluate().forked  # none waits: this one runs fresh, and the second env makes its own room
-    assert settled(lambda: len(warm_pids()), 1) == 1 and second.evaluate().forked
+    first.close()
     second.close()
+    assert warm_pids() == waiting and len(minidebug.shared_pool().idle_rooms) == 1  # the pool's, not the envs'
+    third = make_env(task)
+    third.reset()  # a new episode's first eval forks from the same interpreter: no cold start
+    assert third.evaluate().forked and warm_pids() == waiting
+    third.close()
+    minidebug.shared_pool().close()  # ends its rooms now; the next env that needs one gets a new pool
     assert settled(lambda: warm_interpreters(), []) == [] and descendants() == set()
+    assert minidebug.shared_pool().idle_rooms == ()
+
+
+def test_a_pool_holds_no_more_idle_rooms_than_fit_in_its_memory_cap(cache_dir, task_dir):
+    task = task_dir(WHO)
+    with WarmPool(max_idle_mb=10**6) as roomy, WarmPool(max_idle_mb=1) as tight:
+        with minidebug.make(task, cache_dir=cache_dir, warm_pool=roomy) as env:
+            env.reset()
+            env.evaluate()  # measures the task's tests: the later evals fork
+            assert [env.evaluate().forked for _ in range(2)] == [True, True]
+        assert len(roomy.idle_rooms) == 1 and roomy.idle_rooms[0].memory_kb() > 1024
+        with minidebug.make(task, cache_dir=cache_dir, warm_pool=tight) as env:
+            env.reset()
+            # a warm interpreter takes more than 1 MB: closed when given back, and none is started again
+            assert [env.evaluate().forked for _ in range(2)] == [True, False]
+        assert tight.idle_rooms == ()
+    assert settled(lambda: warm_interpreters(), []) == []
 
 
 def test_an_eval_that_finds_every_room_busy_runs_fresh_and_the_pool_grows_a_room(make_env, task_dir):

@@ -11,7 +11,7 @@ import pytest
 
 from minidebug.run.cleanup import collect
 from minidebug.sandbox.reaper import proc_stat
-from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants
+from tests.conftest import CALC, CALC_PATCH, CALC_TOML, descendants, processes_left
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_fork_loop_in_the_tests_is_contained(make_env, task_dir):
     assert "FAILED test_fork.py" not in observation
     env.close()
     time.sleep(0.2)
-    assert not descendants()
+    assert not processes_left()
 
 
 def test_no_secret_of_the_host_reaches_the_program(make_env, task_dir, monkeypatch):

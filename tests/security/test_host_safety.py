@@ -172,7 +172,7 @@ def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env,
     """(`-m slow` tries more sequences.)"""
     from hypothesis import HealthCheck, given, settings, strategies as st
 
-    from tests.conftest import descendants
+    from tests.conftest import processes_left
 
     canary = tmp_path / "canary"
     canary.mkdir()
@@ -198,7 +198,7 @@ def test_hostile_programs_then_random_tool_calls_leave_the_host_intact(make_env,
         env.reset()
         assert env.step({"name": "eval"})[1] == UNFIXED  # reset always brings back a clean base
         env.close()
-        assert not descendants()
+        assert not processes_left()
         assert sorted((p.name, p.stat().st_mtime_ns) for p in canary.iterdir()) == before
 
     run()

@@ -4,7 +4,7 @@ import pytest
 
 from minidebug.errors import ToolError
 from minidebug.tools.pdb import map_line, pdb_arguments
-from tests.conftest import descendants
+from tests.conftest import descendants, processes_left
 
 LOOP = {
     "prog.py": """\
@@ -197,7 +197,7 @@ def test_control_characters_and_commands_longer_than_a_terminal_line_are_refused
     assert pdb(env, "p len('" + "1" * 4000 + "')").splitlines()[0] == "4000"
     assert pdb(env, "p i,\ttotal").splitlines()[0] == "(0, 0)"  # a tab is no control of the terminal's
     env.close()
-    assert not descendants()
+    assert not processes_left()
 
 
 FORGER = {
@@ -229,7 +229,7 @@ def test_a_program_that_never_reads_its_terminal_cannot_block_the_host(loop_env,
     observation = pdb(env, "p 1")
     assert "[pdb restarted after a command it did not read" in observation and observation.endswith("[at prog.py:1] import gc")
     env.close()
-    assert not descendants()
+    assert not processes_left()
 
 
 def test_reset_drops_the_session_and_breakpoints(loop_env):
@@ -258,7 +258,7 @@ def test_close_kills_the_session(make_env, task_dir):
     pdb(env, "c")
     assert descendants()
     env.close()
-    assert not descendants()
+    assert not processes_left()
 
 
 def test_module_entrypoint(loop_env):

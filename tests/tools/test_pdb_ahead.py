@@ -3,7 +3,7 @@
 from minidebug.tools.pdb import Pdb, pdb_arguments
 from minidebug.tools.pdb_room import RoomPdbSession
 from minidebug.tools.pdb_session import PdbSession
-from tests.conftest import descendants, wait_reading_stdin, with_a_package_of_the_agents
+from tests.conftest import processes_left, wait_reading_stdin, with_a_package_of_the_agents
 
 
 def pdb(env, command):
@@ -88,4 +88,4 @@ def test_no_session_is_started_ahead_in_fresh_mode_nor_where_sessions_fork(make_
     warm.close()
     warm.close()
     assert tool(warm).spare is None
-    assert not descendants()  # the room the sessions forked in closed with the env that made it
+    assert not processes_left()  # nothing but the shared pool's room, which the sessions forked in

@@ -9,7 +9,7 @@ import pytest
 from minidebug.tools.pdb import Pdb
 from minidebug.tools.pdb_room import RoomPdbSession
 from minidebug.tools.pdb_session import PdbSession
-from tests.conftest import CALC, CALC_TOML, cmdlines, descendants
+from tests.conftest import CALC, CALC_TOML, cmdlines, descendants, processes_left
 from tests.scoring.test_warm_eval import SANDBOXES
 
 COMMANDS = [
@@ -121,7 +121,7 @@ def test_a_hung_program_is_interrupted_then_killed_and_nothing_is_left(make_env,
     assert tool(env).session is None and not session.alive
     assert "[at calc.py:5]" in pdb(env, "c")  # a new session, the breakpoint kept
     env.close()
-    assert not descendants()
+    assert not processes_left()
 
 
 def test_where_no_room_can_serve_the_session_starts_in_the_worktree(make_env, calc_task):

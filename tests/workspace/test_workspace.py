@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import minidebug
-from tests.conftest import CALC, CALC_TOML, descendants
+from tests.conftest import CALC, CALC_TOML, processes_left
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -85,7 +85,7 @@ def test_worktree_and_temp_dirs_are_gone_after_close(make_env, calc_task):
     listing = subprocess.run(["git", "--git-dir", str(bare), "worktree", "list"], capture_output=True, text=True)
     assert str(episode_dir) not in listing.stdout
     assert len(listing.stdout.strip().splitlines()) == 1  # only the bare repo itself
-    assert not descendants()
+    assert not processes_left()
 
 
 def test_context_manager_closes(calc_task, cache_dir):
