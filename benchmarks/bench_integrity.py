@@ -35,9 +35,9 @@ sys.path.insert(0, sys.argv[1])
 import pytest
 from minidebug_watch import Watch
 ahead = None
-if sys.argv[2] == "ahead":  # what a warm interpreter reads of the test modules before it forks (minidebug_ahead)
+if sys.argv[2] == "ahead":  # what a warm interpreter reads of the test modules before it forks (minidebug_precompiled)
     import ast, glob
-    from minidebug_ahead import names_ahead
+    from minidebug_precompiled import names_ahead
     from minidebug_identity import names_in
     sources = {os.path.realpath(path): open(path, "rb").read() for path in glob.glob("test_*.py")}
     ahead = names_ahead({path: ("rewrite", source, None, names_in(ast.parse(source)))

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .core.env import DebugEnv
     from .core.interface import Env
     from .core.make import make
-    from .scoring.warm_pool import WarmPool, shared_pool
+    from .runner.pool import WarmPool, shared_pool
     from .tasks.spec import Limits
     from .tasks.task import Task, load_task
     from .tools.output import ToolOutput
@@ -30,8 +30,8 @@ __version__ = "0.1.0"
 
 _LAZY = {"make": "minidebug.core.make", "DebugEnv": "minidebug.core.env", "EnvConfig": "minidebug.core.config",
          "Task": "minidebug.tasks.task", "Limits": "minidebug.tasks.spec", "load_task": "minidebug.tasks.task",
-         "ToolOutput": "minidebug.tools.output", "WarmPool": "minidebug.scoring.warm_pool",
-         "shared_pool": "minidebug.scoring.warm_pool",
+         "ToolOutput": "minidebug.tools.output", "WarmPool": "minidebug.runner.pool",
+         "shared_pool": "minidebug.runner.pool",
          "Env": "minidebug.core.interface"}
 
 __all__ = ["make", "load_task", "DebugEnv", "Env", "EnvConfig", "ToolCall", "ToolOutput", "Task", "Limits", "WarmPool",

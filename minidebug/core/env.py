@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import MinidebugError, TaskError, ToolError, UsageError, WorkspaceError
+from ..runner.pool import EnvRooms, WarmPool
+from ..runner.room import ROOM_PREFIX
 from ..sandbox import choose as sandbox
 from ..sandbox.confinement import Confinement
-from ..scoring.counted import counted_tests
-from ..scoring.eval_room import ROOM_PREFIX
-from ..scoring.evaluate import EvalResult, evaluate
-from ..scoring.warm_pool import ForkedEvals, WarmPool
+from ..scoring.counted import counted_known, counted_tests
+from ..scoring.evaluate import EvalResult, evaluate, start_warm_eval
 from ..store import cache, treeguard
 from ..store.cache import PreparedTask
 from ..store.venv import invalidate
@@ -60,8 +60,8 @@ class DebugEnv:
         self.workspace: Workspace | None = None
         self.confinement: Confinement | None = None
         fork = (config.eval_mode or task.spec.eval_mode or "fork") == "fork"
-        self._evals = ForkedEvals(fork, warm_pool)  # where evals run in fork mode, warm interpreter included
-        self._ahead = fork  # tools start their next process ahead (pdb); stays on if forking turns off
+        self._evals = EnvRooms(fork, warm_pool)  # where evals run in fork mode, warm interpreter included
+        self._standby = fork  # tools keep their next process on standby (pdb); stays on if forking turns off
         self.budget = Budget(limits.max_tokens, limits.observation_tokens, config.encoding)
         self._steps = 0
         self._started = 0.0
@@ -126,7 +126,7 @@ class DebugEnv:
             self.confinement.kill_strays([self.workspace.dir])  # the room's warm interpreter is not the episode's
             self.workspace.reset()
         self._start_warm()
-        if self._ahead:
+        if self._standby:
             for tool in self.tools.values():
                 tool.warm_up(self._episode)
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
@@ -308,9 +308,9 @@ class DebugEnv:
 
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
     @property
-    def forked_evals(self) -> ForkedEvals | None:
+    def rooms(self) -> EnvRooms | None:
         """The env's evals in fork mode, whose rooms pdb sessions and trace/inspect runs borrow (see
-        tools/in_room.py); None where it runs fresh."""
+        runner/room_view.py); None where it runs fresh."""
         return self._evals if self._evals.fork else None
 
     def evaluate(self) -> EvalResult:
@@ -333,11 +333,11 @@ class DebugEnv:
             notes.append("the task's pristine files had been changed by a program and were written again")
         counted = self._counted()
         # a warm interpreter that may have imported what a program had changed is not used
-        warm, ahead, room = self._evals.take(stale=bool(notes) or tampered_before != self._tampered)
+        warm, pristine, room = self._evals.take(stale=bool(notes) or tampered_before != self._tampered)
         confinement, folder = (room.confinement, room.dir) if room is not None else (self.confinement, None)
         try:
             result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder,
-                              ahead)
+                              pristine)
         finally:  # the interpreter serves the next run, unless the agent's code ran in it beside hidden files:
             # its room (process ids, its own /tmp) may carry what that code saw into whatever runs there next
             self._evals.give_back(warm, keep=not self._tampered and not self.workspace.prepared.hidden_files)
@@ -405,8 +405,10 @@ class DebugEnv:
 
     def _start_warm(self) -> None:
         if self.workspace is not None and self.confinement is not None:
-            self._evals.start_warm(self.task, self.workspace, self.confinement.sandbox, self.limits,
-                                   measured=self._counted_ids is not None)
+            workspace = self.workspace
+            self._evals.start_warm(workspace, self.confinement.sandbox, self.limits,
+                                   lambda room: start_warm_eval(workspace, room.confinement, room.dir),
+                                   self._counted_ids is not None or counted_known(self.task, workspace.prepared))
 
     def _check_venv(self) -> bool:
         """Rebuild the venv if a program changed it; returns True (and flags info["tampered"]) if it did."""

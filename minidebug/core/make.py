@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from ..errors import UsageError
+from ..runner.pool import WarmPool
 from ..sandbox.choose import require
-from ..scoring.warm_pool import WarmPool
 from ..tasks.spec import Limits
 from ..tasks.task import Task, load_task
 from ..tools import DEFAULT_TOOLS

@@ -24,7 +24,7 @@ import sys
 from itertools import count
 
 from minidebug_calls import new_style, old_style
-from minidebug_protocol import tag
+from minidebug_protocol import EXIT, FRESH, INTERRUPT, KILL, PID, READY, RUN, message, tag
 
 
 class _Recorded:
@@ -156,8 +156,8 @@ def _receive(fd):
     return json.loads(b"".join(chunks).decode("utf-8"))
 
 
-_AHEAD_HOOKS = []  # the functions that hold the code a warm interpreter compiled ahead (see minidebug_ahead)
-_AHEAD_NAMES = [None]  # and the one that holds what the watch reads of its test modules
+_PRECOMPILED_HOOKS = []  # the functions holding the code a warm interpreter compiled (see minidebug_precompiled)
+_PRECOMPILED_NAMES = [None]  # and the one that holds what the watch reads of its test modules
 _LEARNED_LOADED = set()  # every module importing the learned ones loaded (see _read_no_bytecode_from_now_on)
 _TASKS_WATCH = []  # the wrappers that see asyncio tasks finished from outside, and their sink (see minidebug_tasks)
 _WARM_STATE = []  # in a warm interpreter: the watch's snapshot and watchers every forked child starts from
@@ -236,7 +236,7 @@ def run(fd, settings):
     dumps = json.dumps
     before, writes = (None, None) if unittest_runner or not _WARM_STATE else _WARM_STATE.pop()
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
-                  unittest_runner.GUARDED if unittest_runner else (), before, writes, _AHEAD_NAMES[0])
+                  unittest_runner.GUARDED if unittest_runner else (), before, writes, _PRECOMPILED_NAMES[0])
     checks = watch.plugins()
     tree = os.getcwd()
     _drop_shadowed(sorted(_LEARNED_LOADED | set(learned)),
@@ -255,7 +255,7 @@ def run(fd, settings):
     if _TASKS_WATCH:
         _TASKS_WATCH.pop()[0] = flag  # the sink: reached from now on through the wrappers' default values only
         _TASKS_WATCH.clear()
-    watch.protect(send, stream, flag, *holders, *tasks_watch, *_AHEAD_HOOKS, *filter(None, _AHEAD_NAMES))
+    watch.protect(send, stream, flag, *holders, *tasks_watch, *_PRECOMPILED_HOOKS, *filter(None, _PRECOMPILED_NAMES))
     hide_ctypes()
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
@@ -270,7 +270,7 @@ def run(fd, settings):
             send(b"!", f"the after-run checks failed: {exc!r}")
         learned_now = {}
         if settings.get("learn"):
-            from minidebug_ahead import tree_modules
+            from minidebug_precompiled import tree_modules
 
             learned_now = {"venv_modules": _venv_modules(), "tree_modules": tree_modules(tree)}
         send(b"", dumps({**recorded(), **learned_now}))
@@ -303,7 +303,7 @@ def _drop_shadowed(names, folders):
 def serve(control):
     """Warm mode: import what every run imports first (pytest, its plugins, the venv's, the watch), then
     the venv's modules the host learned that the task's tests use (`learned`), compile the task's own files
-    the host sent (`compiled`, see minidebug_ahead), take the watch's snapshot of what every child starts
+    the host sent (`compiled`, see minidebug_precompiled), take the watch's snapshot of what every child starts
     from (each child's watch compares with it after its run), then serve runs: for each
     request on the `control` socket (`run`, with the report socket and the output pipe attached), fork a
     child (its own session, the pipe as stdout and stderr, the seccomp filter installed, not dumpable),
@@ -332,14 +332,14 @@ def serve(control):
         from minidebug_rehearsal import rehearse
 
         _LEARNED_LOADED.update(rehearse())
-    from minidebug_ahead import compile_ahead, install, names_ahead
+    from minidebug_precompiled import compile_ahead, install, names_ahead
 
     compiled = compile_ahead(settings.get("compiled", []))  # the task's files, never run here
-    _AHEAD_HOOKS[:] = install(compiled)
-    _AHEAD_NAMES[:] = [names_ahead(compiled)]
+    _PRECOMPILED_HOOKS[:] = install(compiled)
+    _PRECOMPILED_NAMES[:] = [names_ahead(compiled)]
 
     if threading.active_count() > 1:  # a pre-imported module started a thread: forking is not safe
-        os.write(control, b"fresh a module imported before the run started a thread\n")
+        os.write(control, message(FRESH, "a module imported before the run started a thread"))
         return None
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -355,20 +355,20 @@ def serve(control):
     # which only signals it handles are delivered, and Python handles SIGINT): it is ignored; a child gets
     # Python's handler back (see minidebug_fork). Signals it does not handle never reach a pid 1.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.write(control, b"ready\n")
+    os.write(control, message(READY))
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(channel, 1 << 16, 2)
+            request, fds, _, _ = socket.recv_fds(channel, 1 << 16, 2)
         except OSError:
             return None
-        if not message:
+        if not request:
             return None  # the host is gone
-        while message.startswith((b"int\n", b"kill\n")):  # for a session that had ended (see minidebug_fork)
-            message = message.split(b"\n", 1)[1]
-        if not message and not fds:
+        while request.startswith((message(INTERRUPT), message(KILL))):  # for a session that had ended
+            request = request.split(b"\n", 1)[1]
+        if not request and not fds:
             continue
-        session = fork_request(channel, message) if len(fds) == 1 else None
-        if session is None and (message != b"run\n" or len(fds) != 2):
+        session = fork_request(channel, request) if len(fds) == 1 else None
+        if session is None and (request != message(RUN) or len(fds) != 2):
             for fd in fds:
                 os.close(fd)
             return None
@@ -394,16 +394,16 @@ def serve(control):
                 os.close(fd)
         os.read(in_session, 1)  # the child leads its own session (or is gone) before the host is told its pid
         os.close(in_session)
-        os.write(control, f"pid {pid}\n".encode())
+        os.write(control, message(PID, pid))
         if session is not None and session["program"] == "pdb" and not serve_session(channel, pid):
             return None
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         reap()  # the run's orphans that have ended
         if sandbox is not None and not sandbox.restore():
-            os.write(control, f"exit {pid} {code} unclean\n".encode())
+            os.write(control, message(EXIT, pid, code, "unclean"))
             return None
-        os.write(control, f"exit {pid} {code}\n".encode())
+        os.write(control, message(EXIT, pid, code))
 
 
 def _compile_patterns():

@@ -8,13 +8,15 @@ Imported by the warm interpreter only, before it says it is ready; it runs no co
 import json
 import os
 
+from minidebug_protocol import FORK, INTERRUPT, KILL
+
 _PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 38, 22
 
 
 def fork_request(channel, message):
     """What to run in a forked child instead of the tests (`fork {json}`: a pdb session or a probe's run, see
     minidebug_forked), or None for any other message."""
-    if not message.startswith(b"fork "):
+    if not message.startswith(FORK + b" "):
         return None
     while not message.endswith(b"\n") and len(message) < 1 << 20:
         chunk = channel.recv(1 << 16)
@@ -22,7 +24,7 @@ def fork_request(channel, message):
             return None
         message += chunk
     try:
-        program = json.loads(message[5:])
+        program = json.loads(message[len(FORK) + 1:])
     except ValueError:
         return None
     if not (isinstance(program, dict) and program.get("program") in ("pdb", "probe")
@@ -47,9 +49,9 @@ def serve_session(channel, pid):
                 data = channel.recv(64)
             except OSError:
                 data = b""
-            for word in data.split() if data else [b"kill"]:
+            for word in data.split() if data else [KILL]:
                 try:
-                    os.killpg(pid, signal.SIGINT if word == b"int" else signal.SIGKILL)
+                    os.killpg(pid, signal.SIGINT if word == INTERRUPT else signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             if not data:

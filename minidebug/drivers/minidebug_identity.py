@@ -265,7 +265,7 @@ def _file_names(path, ahead):
     """(module-level imports as in _module_imports, the names bound anywhere (with "*" for a star import), the
     names bound at module level or declared global, the names read anywhere, the names declared `global`);
     for a file that cannot be read, a star import and a `global` (nothing can be told of it). `ahead(path,
-    source)`: what names_in found in those very bytes ahead of the run (see minidebug_ahead), or None."""
+    source)`: what names_in found in those very bytes ahead of the run (see minidebug_precompiled), or None."""
     import ast
 
     try:

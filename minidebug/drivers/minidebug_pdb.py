@@ -168,7 +168,7 @@ def main():
     global _MARKER
     preload = os.environ.pop("MINIDEBUG_PDB_PRELOAD", None)
     if preload is not None:
-        _start_ahead(json.loads(preload))
+        _start_standby(json.loads(preload))
     token = sys.stdin.readline().strip()  # the host's first line, read before the program starts
     _MARKER = f"\x1f<md{token}>" if token else _MARKER
     _BREAKS[:] = json.loads("".join(iter(lambda: sys.stdin.readline().rstrip("\r\n"), "")) or "[]")
@@ -180,7 +180,7 @@ def main():
     pdb.main()
 
 
-def _start_ahead(names):
+def _start_standby(names):
     """Import `names` ahead (see the module's docstring), wait for the host's `start` line, and exec a fresh
     interpreter if the project now shadows a module imported here."""
     from minidebug_preload import imported_ahead, shadowed

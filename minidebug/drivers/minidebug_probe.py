@@ -4,7 +4,7 @@ Started as `python -m minidebug_probe <script | -m module> [args...]` with MINID
 {"mode": "trace" | "inspect", "root": ..., "out": ..., ...}. Uses sys.monitoring on Python 3.12+
 (events only for the code that matters) and sys.settrace before. Started ahead of its run (with
 MINIDEBUG_PROBE_PRELOAD instead), it imports pytest and the named modules first and then waits for that
-JSON on stdin (see `_start_ahead`).
+JSON on stdin (see `_start_standby`).
 """
 
 import json
@@ -312,7 +312,8 @@ def claim_monitoring():
 
 def main():
     preload = os.environ.pop("MINIDEBUG_PROBE_PRELOAD", None)
-    config = _start_ahead(json.loads(preload)) if preload is not None else json.loads(os.environ.pop("MINIDEBUG_PROBE"))
+    config = _start_standby(json.loads(preload)) if preload is not None \
+        else json.loads(os.environ.pop("MINIDEBUG_PROBE"))
     probe = (Trace if config["mode"] == "trace" else Inspect)(config)
     args = sys.argv[1:]
     if args[:1] == ["-m"]:
@@ -342,7 +343,7 @@ def main():
     os._exit(code)
 
 
-def _start_ahead(names):
+def _start_standby(names):
     """Started ahead (MINIDEBUG_PROBE_PRELOAD, a JSON list): import `names` with pytest and its plugins, then
     wait for the configuration, one JSON line on stdin (the host then closes it, so the program reads an empty
     stdin, as a probe started fresh does). If the project now shadows a module imported here, exec a fresh

@@ -1,4 +1,7 @@
-"""The eval report's line format, shared by the driver that writes it and the host that reads it.
+"""The messages the host and the drivers exchange, defined once: both sides import this module (the drivers
+by name, as they run in the task's interpreter).
+
+The eval report's line format, shared by the driver that writes it and the host that reads it.
 
 Each line the driver sends is `TAG KIND TEXT` (no spaces between): KIND one byte (`=` an outcome as it is
 recorded, `!` a finding, `{` the report at the end), and TAG the keyed BLAKE2 digest of the line's number in
@@ -16,3 +19,28 @@ TAG_SIZE = 32  # hex digits
 def tag(key, number, line, _blake2b=hashlib.blake2b):
     """The tag of the run's line `number` (from 0) whose kind and text are `line`, for `key` (bytes)."""
     return _blake2b(number.to_bytes(8, "big") + line, key=key, digest_size=TAG_SIZE // 2).hexdigest().encode()
+
+
+# The control channel between the host and a warm interpreter (see minidebug_eval.serve): a socket pair, one
+# message per line, ASCII words separated by spaces.
+# The interpreter says:
+READY = b"ready"  # `ready`: it imported what it imports ahead and waits for a request
+FRESH = b"fresh"  # `fresh REASON`: it cannot fork runs (the host then runs them fresh)
+PID = b"pid"  # `pid N`: the run or session it forked (its pid in the interpreter's namespace)
+EXIT = b"exit"  # `exit N CODE`, or `exit N CODE unclean`: the child ended (and whether what it left was ended)
+# The host asks:
+RUN = b"run"  # `run`, with the report socket and the output pipe as descriptors: one eval run
+FORK = b"fork"  # `fork {json}`, with one descriptor: a program of minidebug_forked's (a pdb session, a probe)
+INTERRUPT = b"int"  # to a forked pdb session: SIGINT to its process group (Ctrl-C)
+KILL = b"kill"  # to a forked pdb session: SIGKILL, and the interpreter accounts for it
+
+
+def message(word, *fields):
+    """One control line: `word` and its fields (str, int or bytes), with its newline."""
+    parts = [word] + [field if isinstance(field, bytes) else str(field).encode() for field in fields]
+    return b" ".join(parts) + b"\n"
+
+
+def words(line):
+    """A control line (bytes or str, without its newline) split into words (bytes)."""
+    return (line.encode("ascii", "replace") if isinstance(line, str) else line).split()

@@ -84,7 +84,7 @@ class Watch:
         pytest's). `before`: the state to compare with, if taken already (`snapshot(also_guarded)` of this
         very state: a warm interpreter takes it once, and each forked child starts from that state);
         `writes`: the watchers of writes, made by `prepared_writes()` likewise; `names_ahead`: what a warm
-        interpreter read of the task's test modules ahead (see minidebug_ahead.names_ahead)."""
+        interpreter read of the task's test modules ahead (see minidebug_precompiled.names_ahead)."""
         self.findings = []
         self._fd, self._socket = fd, _identity(fd)
         self._tree = tree.rstrip("/") + "/"

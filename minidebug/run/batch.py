@@ -128,7 +128,7 @@ def run_batch(specs: list[EpisodeSpec], out_dir: Path | None = None, jobs: int |
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     if not specs:
         return []
-    from ..scoring.warm_pool import WarmPool
+    from ..runner.pool import WarmPool
 
     results: list[EpisodeOutcome] = []
 

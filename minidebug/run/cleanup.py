@@ -8,12 +8,12 @@ import stat
 import tempfile
 from pathlib import Path
 
+from ..runner.room import ROOM_PREFIX
 from ..sandbox import reaper
 from ..sandbox.confinement import CGROUP_PREFIX, CGROUP_ROOTS, PidsCgroup
 from ..sandbox.counters import PREFIX as COUNTERS_PREFIX
 from ..sandbox.devices import PREFIX as DEVICES_PREFIX
 from ..sandbox.reaper import OWNER_FILE
-from ..scoring.eval_room import ROOM_PREFIX
 from ..store.removal import remove_tree
 from ..store.venv import SETUP_PREFIX
 from ..workspace.worktree import EPISODE_PREFIX

@@ -114,7 +114,7 @@ def _check_replayed_task(trajectory: Path | None, tasks: list[Any]) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ..scoring.warm_pool import WarmPool
+    from ..runner.pool import WarmPool
     from ..taskcheck.check import check_task, format_reports
     from ..tasks.select import select_tasks
 

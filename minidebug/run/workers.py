@@ -100,7 +100,7 @@ def _worker_pool() -> Any:
         import atexit
         from multiprocessing import util
 
-        from ..scoring.warm_pool import WarmPool
+        from ..runner.pool import WarmPool
 
         pool = WarmPool(max_idle=2)
         util.Finalize(pool, pool.close, exitpriority=10)  # a pool worker's exit runs these, not atexit

@@ -13,16 +13,17 @@ import tempfile
 from pathlib import Path
 
 from ..errors import TaskError
+from ..runner.pristine import copy_pristine
+from ..runner.warm import learn_modules
 from ..sandbox.confinement import Confinement
 from ..store import facts
 from ..store.cache import PreparedTask
 from ..store.gitcmd import git
 from ..store.locks import file_lock
 from ..tasks.task import Task
-from .evaltree import copy_pristine, pytest_files_above
+from .evaltree import pytest_files_above
 from .ids import file_of_test
 from .pytest_run import is_pytest, run_pytest
-from .warm import learn_modules
 
 COUNTED_FILE = "counted-tests.json"
 

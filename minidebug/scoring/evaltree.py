@@ -13,18 +13,15 @@ observation.
 from __future__ import annotations
 
 import os
-import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from ..errors import WorkspaceError
+from ..runner.pristine import EVAL_TREE, PristineCopy, copy_pristine
 from ..tasks.harness import Harness
 from ..workspace.safefs import empty_folder, read_entry, remove_entry, write_entry
 from ..workspace.worktree import Workspace
 
-EVAL_TREE, EVAL_SCRATCH = "eval", "scratch"  # folders of the episode's: the tree, and HOME and TMPDIR of a run
 # What pytest reads above a tree with no configuration of its own: the first configuration file found walking
 # up from the tests, and conftest.py files below the root dir that file makes.
 PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml", "tox.ini",
@@ -48,17 +45,6 @@ def _link_stays_inside(rel: str, target: str) -> bool:
         if depth < 0:
             return False
     return True
-
-
-def copy_pristine(eval_base: Path, tree: Path) -> None:
-    """Copy the task's pristine tree into `tree` (an empty folder), modes and links as they are.
-
-    Raises:
-        WorkspaceError: the copy failed.
-    """
-    copied = subprocess.run(["cp", "-a", "--", f"{eval_base}/.", str(tree)], capture_output=True, text=True)
-    if copied.returncode != 0:
-        raise WorkspaceError(f"could not copy the task's pristine tree: {copied.stderr.strip()}")
 
 
 def lay_changes(workspace: Workspace, tree: Path, harness: Harness, laid: list[str] | None = None) -> list[str]:
@@ -106,65 +92,12 @@ def lay_changes(workspace: Workspace, tree: Path, harness: Harness, laid: list[s
     return notes
 
 
-class LaidAhead:
-    """The next eval's pristine tree, copied into `folder`'s eval tree folder (emptied) on a thread of its own
-    while the agent thinks, for a task without hidden files (nothing in that tree is secret). Before use, every
-    entry's inode, change time, mode, size and link count are compared with what they were once it was laid:
-    no write, rename, link, chmod or attribute change leaves all of them as they were, so a tree any program
-    touched in between is not used (the eval then lays its own).
-    """
-
-    def __init__(self, folder: Path, eval_base: Path):
-        self.folder, self.eval_base = folder, eval_base
-        self._laid: list[tuple] | None = None
-        self._thread = threading.Thread(target=self._lay, name="minidebug-lay-ahead", daemon=True)
-        self._thread.start()
-
-    def _lay(self) -> None:
-        try:
-            copy_pristine(self.eval_base, empty_folder(self.folder, EVAL_TREE))
-            self._laid = tree_state(self.folder / EVAL_TREE)
-        except (OSError, WorkspaceError):  # the eval lays its own
-            pass
-
-    def wait(self) -> None:
-        """Until the copy is done (or failed)."""
-        self._thread.join()
-
-    def holds(self, eval_base: Path) -> bool:
-        """Whether the eval tree is `eval_base`'s pristine tree, laid here and untouched since."""
-        self.wait()
-        try:
-            return self._laid is not None and eval_base == self.eval_base \
-                and tree_state(self.folder / EVAL_TREE) == self._laid
-        except OSError:
-            return False
-
-
-def tree_state(tree: Path) -> list[tuple]:
-    """Each entry of `tree` (itself included), links not followed: path, inode, change time, mode, size,
-    link count."""
-    def entry(rel: str, info: os.stat_result) -> tuple:
-        return rel, info.st_ino, info.st_ctime_ns, info.st_mode, info.st_size, info.st_nlink
-
-    found = [entry("", os.lstat(tree))]
-    folders = [""]
-    while folders:
-        rel = folders.pop()
-        with os.scandir(tree / rel if rel else tree) as entries:
-            for item in entries:
-                found.append(entry(rel + item.name, item.stat(follow_symlinks=False)))
-                if item.is_dir(follow_symlinks=False):
-                    folders.append(rel + item.name + "/")
-    return sorted(found)
-
-
 @contextmanager
 def eval_tree(workspace: Workspace, harness: Harness, folder: Path, without: tuple[str, ...] = (),
-              ahead: LaidAhead | None = None) -> Iterator[tuple[Path, list[str], list[str]]]:
+              pristine: PristineCopy | None = None) -> Iterator[tuple[Path, list[str], list[str]]]:
     """A fresh eval tree in `folder` for one eval, with what `harness` owns from the task, less the files in
     `without`; yields (its path, notes, the files laid from the agent's changes) and empties it afterwards.
-    The pristine tree is the one laid `ahead` where that holds it untouched, else copied here. The tree's
+    The pristine tree is the one copied ahead (`pristine`) where that holds it untouched, else copied here. The tree's
     folder itself stays (see `EVAL_TREE`), so that a warm eval interpreter started in it sees each new tree.
 
     Raises:
@@ -172,7 +105,7 @@ def eval_tree(workspace: Workspace, harness: Harness, folder: Path, without: tup
     """
     tree = folder / EVAL_TREE
     try:
-        if without or ahead is None or not ahead.holds(workspace.prepared.eval_base):
+        if without or pristine is None or not pristine.holds(workspace.prepared.eval_base):
             tree = empty_folder(folder, EVAL_TREE)
             copy_pristine(workspace.prepared.eval_base, tree)
         for rel in without:

@@ -13,19 +13,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from ..runner.precompiled import files_to_compile
+from ..runner.pristine import EVAL_SCRATCH, EVAL_TREE, PristineCopy, copy_pristine
+from ..runner.warm import WarmInterpreter, learn_modules, learned_modules, learned_yet
 from ..sandbox.confinement import Confinement
 from ..store.removal import remove_tree
 from ..tasks.command import eval_command
 from ..workspace.safefs import empty_folder, read_entry, remove_entry
 from ..workspace.worktree import Workspace
 from . import forgery
-from .ahead import files_to_compile
 from .counted import test_files
-from .evaltree import EVAL_SCRATCH, EVAL_TREE, PYTEST_FILES, LaidAhead, copy_pristine, eval_tree, pytest_files_above
+from .evaltree import PYTEST_FILES, eval_tree, pytest_files_above
 from .ids import file_of_test, match_outcomes
 from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
 from .timing import padding
-from .warm import WarmEval, learn_modules, learned_modules, learned_yet
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,12 @@ def score(run: PytestRun, counted: tuple[str, ...], fail_to_pass: list[str] | No
 
 
 def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, confinement: Confinement,
-             notes: Sequence[str] = (), warm: WarmEval | None = None, eval_dir: Path | None = None,
-             ahead: LaidAhead | None = None) -> EvalResult:
+             notes: Sequence[str] = (), warm: WarmInterpreter | None = None, eval_dir: Path | None = None,
+             pristine: PristineCopy | None = None) -> EvalResult:
     """Score the agent's changes: pytest in a fresh eval tree (see evaltree.py), with HOME and TMPDIR of its
     own, against the task's counted tests; forked from `warm` (see `start_warm_eval`) where given. The tree
     and the scratch folder go in `eval_dir` (an eval room's, see eval_room.py; default the episode's folder),
-    where the pristine tree may have been laid `ahead`.
+    where the pristine tree may have been copied ahead (`pristine`).
 
     A task with hidden files runs twice: first a run of the same command in a tree without the hidden files,
     whose output is the one the agent sees, then the scored run in the full tree, whose output is never shown
@@ -126,11 +127,11 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
             f"not scored: pytest would read {above[0]}, above the eval tree, for its configuration or a "
             "conftest.py (a file any program of the machine can leave there); remove it",))
     if not learned_yet(workspace.prepared.entry):
-        if ahead is not None:
-            ahead.wait()  # its copy ends before the folder is emptied
+        if pristine is not None:
+            pristine.wait()  # its copy ends before the folder is emptied
         learn_from_pristine(workspace, timeout, confinement, eval_dir)
     if not hidden_files:
-        run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, ahead=ahead)
+        run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, pristine=pristine)
         return score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     shown_dir = Path(tempfile.mkdtemp(prefix="shown-", dir=eval_dir))  # nothing of the scored run's folders
     try:  # first, so that no program of the shown run starts after the scored run and can time it
@@ -138,7 +139,7 @@ def evaluate(workspace: Workspace, counted: tuple[str, ...], timeout: float, con
     finally:
         remove_tree(shown_dir)
     started = time.monotonic()
-    run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, ahead=ahead)
+    run, tree_notes = _run(workspace, harness, timeout, confinement, warm, eval_dir, pristine=pristine)
     time.sleep(padding(time.monotonic() - started, timeout))
     result = score(run, counted, task.spec.fail_to_pass, task.spec.pass_to_pass, notes + tree_notes)
     result = replace(result, notes=result.notes[:len(notes) + len(tree_notes)])  # none of the scored outcomes'
@@ -172,7 +173,7 @@ def learn_from_pristine(workspace: Workspace, timeout: float, confinement: Confi
     learn_modules(prepared.entry, prepared.eval_base, prepared.venv, loaded, imported)
 
 
-def start_warm_eval(workspace: Workspace, confinement: Confinement, folder: Path) -> WarmEval | None:
+def start_warm_eval(workspace: Workspace, confinement: Confinement, folder: Path) -> WarmInterpreter | None:
     """A warm eval interpreter (see warm.py) for the workspace's next eval in `folder` (see `evaluate`),
     started in the background; None for pytest's own repository, whose evals import the project's pytest,
     fresh."""
@@ -188,13 +189,13 @@ def start_warm_eval(workspace: Workspace, confinement: Confinement, folder: Path
                                                 frozenset(prepared.hidden_files)))
 
 
-def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement, warm: WarmEval | None,
-         folder: Path, without: tuple[str, ...] = (), ahead: LaidAhead | None = None
+def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement, warm: WarmInterpreter | None,
+         folder: Path, without: tuple[str, ...] = (), pristine: PristineCopy | None = None
          ) -> tuple[PytestRun, list[str]]:
     """One confined pytest run of the task's eval command in a fresh eval tree in `folder`; the tree's path
     is cut from the output."""
     task, learned = workspace.task, learned_modules(workspace.prepared.entry)
-    with eval_tree(workspace, harness, folder, without, ahead) as (tree, tree_notes, laid):
+    with eval_tree(workspace, harness, folder, without, pristine) as (tree, tree_notes, laid):
         created = _created(workspace, laid)
         static = _static_findings(workspace, tree, laid, created)
         scratch = empty_folder(folder, EVAL_SCRATCH)  # a name that the tree's path is not a prefix of

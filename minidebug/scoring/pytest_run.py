@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..drivers.minidebug_protocol import TAG_SIZE, tag
+from ..runner.warm import WarmInterpreter
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import episode_environ
 from ..store.venv import pytest_plugins
 from ..tasks.command import eval_command
-from .warm import WarmEval
 
 # Where the driver points sys.pycache_prefix once pytest is imported: a path below a character device, where
 # no folder can ever be made, so no bytecode is read (nor written) for any module imported from then on.
@@ -47,13 +47,13 @@ class PytestRun:
 
 
 def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinement: Confinement,
-               learned: Sequence[str] = (), compiled: Sequence[list[str]] = ()) -> WarmEval:
+               learned: Sequence[str] = (), compiled: Sequence[list[str]] = ()) -> WarmInterpreter:
     """A warm eval interpreter (see warm.py) for runs in `tree` with `scratch`, confined as they are, that
     also imports the venv's modules in `learned` ahead of the run and compiles the task's files in
-    `compiled` (see ahead.py)."""
+    `compiled` (see runner/precompiled.py)."""
     env, preload = _environ(venv, scratch)
     argv = [str(venv / "bin" / "python"), "-s", "-B", str(drivers / "minidebug_eval.py"), "--warm"]
-    return WarmEval(confinement, argv, env, tree, scratch, {"pycache": NO_BYTECODE, "learned": list(learned),
+    return WarmInterpreter(confinement, argv, env, tree, scratch, {"pycache": NO_BYTECODE, "learned": list(learned),
                                                             "preload": list(preload), "compiled": list(compiled)})
 
 
@@ -78,7 +78,7 @@ def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]
 def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, drivers: Path, timeout: float,
                confinement: Confinement, source_layout: bool = False, extra: tuple[str, ...] = (),
                agent_files: tuple[str, ...] = (), agent_created: tuple[str, ...] = (),
-               warm: WarmEval | None = None,
+               warm: WarmInterpreter | None = None,
                learned: Sequence[str] = (), learn: bool = False, collect_only: bool = False,
                project_pytest: bool = False) -> PytestRun:
     """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:

@@ -2,7 +2,7 @@
 the `Tool` base class with its hooks declared as no-op methods, the registry of names, function-calling
 schemas, the strategies that say which tools an episode starts with, and the toolbox that holds an
 episode's tool set. A tool sees its episode only through the `Episode` protocol; tools import the rooms
-below them (scoring, workspace, store, tasks, sandbox), never `core`.
+below them (scoring, runner, workspace, store, tasks, sandbox), never `core`.
 """
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ from ..workspace.safefs import read_entry
 from .output import ToolOutput
 
 if TYPE_CHECKING:
+    from ..runner.pool import EnvRooms
     from ..sandbox.confinement import Confinement
     from ..scoring.evaluate import EvalResult
-    from ..scoring.warm_pool import ForkedEvals
     from ..tasks.spec import Limits
     from ..tasks.task import Task
     from ..workspace.shell import ExecResult
@@ -32,7 +32,7 @@ class Episode(Protocol):
     confinement: Confinement
 
     @property
-    def forked_evals(self) -> ForkedEvals | None:
+    def rooms(self) -> EnvRooms | None:
         """Where the episode's evals run in fork mode (pdb and the probes borrow its rooms), None where fresh."""
 
     def evaluate(self) -> EvalResult: ...

@@ -1,8 +1,8 @@
 """The pdb tool: one live `python -m pdb <entrypoint>` per episode, breakpoints kept across edits.
 
 In an env that runs warm (`eval_mode="fork"`, the default), a session is forked in an eval room from its warm
-interpreter, on a copy of the worktree (see in_room.py and pdb_room.py). Where it cannot be (see
-`in_room.can_fork`), it starts in the worktree; then, once pdb was used in a warm env, the next session is
+interpreter, on a copy of the worktree (see runner/room_view.py and runner/pdb_room.py). Where it cannot be (see
+`room_view.can_fork`), it starts in the worktree; then, once pdb was used in a warm env, the next session is
 started ahead: after reset, and whenever a session ends, a pdb process starts in the background, imports
 what the program imports first (for a pytest entrypoint: pytest, its plugins and the venv's modules the
 task's tests load) and waits; the next pdb command hands it the breakpoints and the program starts at once.
@@ -21,14 +21,14 @@ from pathlib import Path
 from pydantic import Field
 
 from ..errors import MinidebugError, ToolError
+from ..runner.pdb_room import RoomPdbSession
+from ..runner.pdb_session import MAX_COMMAND, Breakpoint, PdbSession, Reply
+from ..runner.room_view import RoomView, can_fork
+from ..runner.warm import learned_modules
 from ..sandbox.process import Completed
-from ..scoring.warm import learned_modules
 from ..store.venv import pytest_plugins
 from ..workspace.safefs import read_entry
 from .base import Arguments, Episode, Tool
-from .in_room import RoomView, can_fork
-from .pdb_room import RoomPdbSession
-from .pdb_session import MAX_COMMAND, Breakpoint, PdbSession, Reply
 
 REFUSED = {
     "interact": "it starts an interactive console that reads the terminal itself",
@@ -108,7 +108,7 @@ class Pdb(Tool):
     def __init__(self) -> None:
         self.session: PdbSession | None = None
         self.spare: PdbSession | None = None  # the next session, started ahead (see the module's docstring)
-        self._ahead = False
+        self._standby = False
         self._used = False  # a session ran in this env: from then on the next one is started ahead
         self.breakpoints: dict[int, Breakpoint] = {}
         self.notices: list[str] = []
@@ -153,7 +153,7 @@ class Pdb(Tool):
     def reset(self, episode: Episode, keep_breakpoints: bool = False) -> None:
         """Drop the session; keep the breakpoints (mapped back to the base files) only if asked."""
         self._stop()
-        self._ahead = False
+        self._standby = False
         self._close_spare()
         self.notices.clear()
         if not keep_breakpoints:
@@ -198,12 +198,12 @@ class Pdb(Tool):
     def warm_up(self, episode: Episode) -> None:
         """Start the next session ahead, now (once pdb was used in this env) and whenever a session ends,
         until the next reset."""
-        self._ahead = True
+        self._standby = True
         self._start_spare(episode)
 
     def close(self) -> None:
         self._stop()
-        self._ahead = False
+        self._standby = False
         self._close_spare()
 
     # -- internals ----------------------------------------------------------------------------
@@ -364,7 +364,7 @@ class Pdb(Tool):
     @staticmethod
     def _forked(episode: Episode, argv: list[str]) -> PdbSession | None:
         """A session forked in one of the env's eval rooms (see pdb_room.py), where it can be; else None."""
-        view = RoomView.borrow(episode)
+        view = RoomView.borrow(episode.rooms, episode.workspace)
         if view is None:
             return None
         try:
@@ -373,9 +373,9 @@ class Pdb(Tool):
             return None
 
     def _start_spare(self, episode: Episode) -> None:
-        if not (self._ahead and self._used) or (self.spare is not None and self.spare.alive):
+        if not (self._standby and self._used) or (self.spare is not None and self.spare.alive):
             return
-        if can_fork(episode):
+        if can_fork(episode.rooms, episode.workspace):
             return  # the next session forks in a room: nothing waits for it per env
         self._close_spare()
         try:

@@ -1,7 +1,7 @@
 """trace and inspect: one run of the entrypoint under a tracer, instead of a dozen pdb steps.
 
 In an env that runs warm (`eval_mode="fork"`, the default), each run is forked in an eval room from its warm
-interpreter, on a copy of the worktree (see in_room.py). Where it cannot be, it runs in the worktree; then,
+interpreter, on a copy of the worktree (see runner/room_view.py). Where it cannot be, it runs in the worktree; then,
 once the tool was used in a warm env, its next run is started ahead for a pytest entrypoint, as pdb's next
 session is: after reset and after each run, a probe process starts in the background in the same sandbox and
 limits, imports pytest, its plugins and the venv's modules the task's tests load, and waits; the next call
@@ -24,14 +24,14 @@ from pathlib import Path
 from pydantic import Field
 
 from ..errors import MinidebugError, ToolError
+from ..runner.pristine import EVAL_SCRATCH
+from ..runner.room_view import RoomView, can_fork
+from ..runner.warm import learned_modules
 from ..sandbox import process
 from ..sandbox.process import Completed
-from ..scoring.evaltree import EVAL_SCRATCH
-from ..scoring.warm import learned_modules
 from ..store.venv import pytest_plugins
 from ..workspace.safefs import open_parent, remove_entry
 from .base import Arguments, Episode, Tool
-from .in_room import RoomView, can_fork
 from .pdb import pdb_arguments
 
 _FILE_RANGE = re.compile(r"(.+\.py):(\d+)-(\d+)")
@@ -41,8 +41,8 @@ MAX_RESULT_BYTES = 16 * 1024 * 1024  # the driver's JSON is far smaller: its val
 READ_SECONDS = 10.0  # reading the result (a regular file, read without blocking) never takes longer
 
 
-def run_probe(episode: Episode, config: dict, ahead: StartedAhead | None = None) -> tuple[dict | None, str]:
-    """Run the entrypoint once under the probe driver, in `ahead` where it can serve; returns its JSON (None if
+def run_probe(episode: Episode, config: dict, standby: StandbyProbe | None = None) -> tuple[dict | None, str]:
+    """Run the entrypoint once under the probe driver, in `standby` where it can serve; returns its JSON (None if
     it wrote none) and output.
 
     Raises:
@@ -51,7 +51,7 @@ def run_probe(episode: Episode, config: dict, ahead: StartedAhead | None = None)
     """
     workspace = episode.workspace
     argv = pdb_arguments(episode.task.entrypoint)
-    view = RoomView.borrow(episode) if ahead is None else None
+    view = RoomView.borrow(episode.rooms, episode.workspace) if standby is None else None
     if view is not None:
         try:
             found = _run_in_room(episode, view, argv, config)
@@ -64,7 +64,7 @@ def run_probe(episode: Episode, config: dict, ahead: StartedAhead | None = None)
     remove_entry(workspace.dir, where)  # whatever a program left there, never followed
     line = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
     timeout = episode.limits.eval_timeout
-    completed = ahead.run(line, timeout) if ahead is not None else None
+    completed = standby.run(line, timeout) if standby is not None else None
     if completed is not None:
         output = "\n".join(filter(None, [completed.describe(timeout), episode.confinement.note(completed)]))
     else:
@@ -85,7 +85,7 @@ def run_probe(episode: Episode, config: dict, ahead: StartedAhead | None = None)
 
 
 def _run_in_room(episode: Episode, view: RoomView, argv: list[str], config: dict) -> tuple[dict | None, str] | None:
-    """run_probe's run, forked in a room (see in_room.py); None where its warm interpreter cannot serve it."""
+    """run_probe's run, forked in a room (see runner/room_view.py); None where its warm interpreter cannot serve it."""
     where = f"{EVAL_SCRATCH}/tmp/{RESULT_NAME}"
     remove_entry(view.room.dir, where)  # whatever a program left there, never followed
     line = json.dumps({**json.loads(view.to_room(json.dumps(config))), "root": str(view.tree),
@@ -110,7 +110,7 @@ def _probe_argv(workspace, argv: list[str]) -> list[str]:
     return [str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv]
 
 
-class StartedAhead:
+class StandbyProbe:
     """A probe process started before its run (see the module's docstring), in the episode's sandbox."""
 
     def __init__(self, episode: Episode, preload: list[str] | None = None):
@@ -247,46 +247,46 @@ class ProbeTool(Tool):
     """What trace and inspect share: the run started ahead (see the module's docstring)."""
 
     def __init__(self) -> None:
-        self._ahead: StartedAhead | None = None
+        self._standby: StandbyProbe | None = None
         self._warm = False  # the env runs warm: start the next run ahead, once the tool was used
         self._used = False
 
     @property
-    def ahead(self) -> StartedAhead | None:
+    def standby(self) -> StandbyProbe | None:
         """The run started ahead for the tool's next call (see the module's docstring), or None."""
-        return self._ahead
+        return self._standby
 
     def probe(self, episode: Episode, config: dict) -> tuple[dict | None, str]:
         """run_probe, in the run started ahead where there is one; then the next one is started."""
         self._used = True
-        ahead, self._ahead = self._ahead, None
+        standby, self._standby = self._standby, None
         try:
-            return run_probe(episode, config, ahead)
+            return run_probe(episode, config, standby)
         finally:
-            if ahead is not None:
-                ahead.close()
-            self._start_ahead(episode)
+            if standby is not None:
+                standby.close()
+            self._start_standby(episode)
 
     def warm_up(self, episode: Episode) -> None:
         self._warm = True
-        self._start_ahead(episode)
+        self._start_standby(episode)
 
     def reset(self, episode: Episode, keep_breakpoints: bool) -> None:
         self.close()
 
     def close(self) -> None:
         self._warm = False
-        if self._ahead is not None:
-            self._ahead.close()
-            self._ahead = None
+        if self._standby is not None:
+            self._standby.close()
+            self._standby = None
 
-    def _start_ahead(self, episode: Episode) -> None:
-        if self._warm and self._used and self._ahead is None and not can_fork(episode) \
+    def _start_standby(self, episode: Episode) -> None:
+        if self._warm and self._used and self._standby is None and not can_fork(episode.rooms, episode.workspace) \
                 and pdb_arguments(episode.task.entrypoint)[:2] == ["-m", "pytest"]:
             try:
-                self._ahead = StartedAhead(episode)
+                self._standby = StandbyProbe(episode)
             except (OSError, ToolError, MinidebugError):  # the next run starts fresh
-                self._ahead = None
+                self._standby = None
 
 
 class Trace(ProbeTool):

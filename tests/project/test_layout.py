@@ -25,15 +25,16 @@ RANKS = {
     "tasks": 2,
     "store": 3,
     "workspace": 4,
-    "scoring": 5,
-    "tools": 6,
-    "core": 7,
-    "agents": 8,
-    "report": 8,
-    "taskcheck": 9,
-    "integrations": 9,
-    "synth": 9,  # tasks from procedural bugs: tasks, store and sandbox below it, the CLI above
-    "run": 10,
+    "runner": 5,  # the execution engine: warm interpreters, rooms and their pool, forked pdb and probe starts
+    "scoring": 6,
+    "tools": 7,
+    "core": 8,
+    "agents": 9,
+    "report": 9,
+    "taskcheck": 10,
+    "integrations": 10,
+    "synth": 10,  # tasks from procedural bugs: tasks, store and sandbox below it, the CLI above
+    "run": 11,
 }
 SKIPPED = {"smoke_tasks"}  # task data
 ENTRY_POINTS = {"minidebug", "minidebug.__main__"}  # the public names and `python -m minidebug`: above every room

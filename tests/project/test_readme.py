@@ -61,7 +61,7 @@ SUBSTITUTIONS = [
     ("http://localhost:8000/v1", "$MODEL_URL", "the local stand-in model"),
     ('"https://api.openai.com/v1"', '__import__("os").environ["MODEL_URL"]', "the local stand-in model"),
     ("&& minidebug run              #", "&& minidebug run --tasks sum_tree late_handlers #",
-     "other tests run the oracle on every bundled task (test_redteam_forgery, test_warm_eval -m slow); two here"),
+     "other tests run the oracle on every bundled task (test_redteam_forgery, test_warm -m slow); two here"),
     ("minidebug check                    #", 'minidebug check "$CHECKOUT"/tasks/sum_tree "$CHECKOUT"/tasks/late_handlers #',
      "tests/taskcheck/test_check.py checks every bundled task already (over a minute); two here"),
     ("import asyncio, minidebug\n", "import asyncio, minidebug\nfrom my_agent import my_policy  # stand-in\n",

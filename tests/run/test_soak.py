@@ -10,9 +10,9 @@ def snapshot_settled(env, bare):
     """A snapshot once the tree the env lays ahead for its next eval is laid (a copy runs meanwhile), and
     the interpreters started in the background are started (an eval while a pdb session holds the room
     starts one)."""
-    for room in env.forked_evals.pool.idle_rooms:
-        if room.ahead is not None:
-            room.ahead.wait()
+    for room in env.rooms.pool.idle_rooms:
+        if room.pristine is not None:
+            room.pristine.wait()
         if room.warm is not None:
             room.warm.wait_started()
     return snapshot(bare)

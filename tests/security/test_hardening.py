@@ -101,7 +101,7 @@ env.step({"name": "eval"})
 env.step({"name": "pdb", "arguments": {"command": "b calc.py:2"}})
 env.step({"name": "pdb", "arguments": {"command": "q"}})
 tool = env.tools["pdb"]
-print("ready", env.forked_evals.ready, tool.spare is None and tool.session is None, flush=True)
+print("ready", env.rooms.ready, tool.spare is None and tool.session is None, flush=True)
 time.sleep(600)
 """
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from minidebug.run.cli import main
-from minidebug.scoring.warm_pool import WarmPool
+from minidebug.runner.pool import WarmPool
 from minidebug.taskcheck.check import CHECKS, check_task, format_reports
 from minidebug.taskcheck.gold import Eval, gold_run
 from minidebug.tasks.task import bundled_task_names, load_task

@@ -1,4 +1,4 @@
-"""A pdb session forked in an eval room (see in_room.py), with a pty of the host's as its terminal.
+"""A pdb session forked in an eval room (see runner/room_view.py), with a pty of the host's as its terminal.
 
 The session's replies and breakpoints are the worktree's: paths are mapped both ways (see `RoomView`). The
 room's warm interpreter sends the session Ctrl-C (SIGINT to its process group) and kills it when it ends.
@@ -11,8 +11,8 @@ import os
 import struct
 import termios
 
-from .in_room import RoomView
 from .pdb_session import NOBODY, Breakpoint, PdbSession, Reply
+from .room_view import RoomView
 
 ROWS, COLUMNS = 50, 500  # the terminal's size, as a spawned session's
 

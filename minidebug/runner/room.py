@@ -1,6 +1,6 @@
 """Where evals run in fork mode: a room is a folder and a confinement of its own, with the warm interpreter of
 the next eval (see warm.py) and the pristine tree laid ahead for it. The envs of one venv and settings share
-rooms through a `WarmPool` (see warm_pool.py).
+rooms through a `WarmPool` (see pool.py).
 
 A room is apart from any episode's folder and pids cgroup, so reset(), which ends every process of the
 episode, leaves its warm interpreter alone: it ran no code of a project and nothing of a run reaches it (see
@@ -23,8 +23,8 @@ from ..sandbox.confinement import Confinement
 from ..sandbox.reaper import owned_temp_dir
 from ..store.removal import remove_tree
 from ..workspace.safefs import remove_entry
-from .evaltree import EVAL_SCRATCH, EVAL_TREE, LaidAhead
-from .warm import WarmEval
+from .pristine import EVAL_SCRATCH, EVAL_TREE, PristineCopy
+from .warm import WarmInterpreter
 
 ROOM_PREFIX = "minidebug-room-"
 
@@ -39,7 +39,7 @@ class RoomKey:
     limits: tuple[int, int, int, int]  # memory MB, CPU seconds, file size MB, processes
 
 
-class EvalRoom:
+class Room:
     """A folder (see `dir`) and a confinement for evals, with the warm interpreter of the next one and the
     pristine tree laid ahead for it."""
 
@@ -53,19 +53,19 @@ class EvalRoom:
         except BaseException:
             remove_tree(self.dir)
             raise
-        self.warm: WarmEval | None = None
+        self.warm: WarmInterpreter | None = None
         self.entry: Path | None = None  # the task entry whose files its warm interpreter compiled ahead
-        self.ahead: LaidAhead | None = None  # the next eval's pristine tree, being laid
+        self.pristine: PristineCopy | None = None  # the next eval's pristine tree, being laid
         self._closed = False
 
-    def take_warm(self) -> tuple[WarmEval | None, LaidAhead | None]:
+    def take_warm(self) -> tuple[WarmInterpreter | None, PristineCopy | None]:
         """The warm interpreter and the pristine tree laid ahead, for one eval: the room has neither until
         `give_back` (or the pool starts or lays one)."""
         warm, self.warm = self.warm, None
-        ahead, self.ahead = self.ahead, None
-        return warm, ahead
+        pristine, self.pristine = self.pristine, None
+        return warm, pristine
 
-    def give_back(self, warm: WarmEval | None) -> None:
+    def give_back(self, warm: WarmInterpreter | None) -> None:
         """After an eval (forked from `warm`, or fresh where None): end what the run left in the room's
         cgroup or folder, sparing `warm` if it can serve the next run; then it is the room's again. Where the
         run grew the eval tree's or the scratch folder (on most file systems a folder never shrinks, so its
@@ -91,9 +91,9 @@ class EvalRoom:
     def end_warm(self) -> None:
         """End the warm interpreter (the venv or the drivers changed under it), and anything of a run left in
         the room's cgroup or folder."""
-        if self.ahead is not None:
-            self.ahead.wait()
-            self.ahead = None
+        if self.pristine is not None:
+            self.pristine.wait()
+            self.pristine = None
         if self.warm is not None:
             self.warm.close()
             self.warm = None

@@ -1,8 +1,8 @@
 """pdb sessions started ahead (warm episodes): the next command uses them, and they behave as a fresh one."""
 
+from minidebug.runner.pdb_room import RoomPdbSession
+from minidebug.runner.pdb_session import PdbSession
 from minidebug.tools.pdb import Pdb, pdb_arguments
-from minidebug.tools.pdb_room import RoomPdbSession
-from minidebug.tools.pdb_session import PdbSession
 from tests.conftest import processes_left, wait_reading_stdin, with_a_package_of_the_agents
 
 

@@ -1,5 +1,5 @@
-"""The envs' use of eval rooms (see eval_room.py): a `WarmPool` holds rooms, each with its warm interpreter,
-for the envs of one venv and settings, and `ForkedEvals` is one env's use of its pool: when a room is started,
+"""The envs' use of eval rooms (see room.py): a `WarmPool` holds rooms, each with its warm interpreter,
+for the envs of one venv and settings, and `EnvRooms` is one env's use of its pool: when a room is started,
 taken, given back.
 
 Rooms belong to the pool, not to an env: an env borrows one for each eval (or pdb session, or probe run) and
@@ -19,14 +19,11 @@ from pathlib import Path
 
 from ..errors import MinidebugError
 from ..tasks.spec import Limits
-from ..tasks.task import Task
 from ..workspace.safefs import empty_folder
 from ..workspace.worktree import Workspace
-from .counted import counted_known
-from .eval_room import EvalRoom, RoomKey
-from .evaltree import EVAL_SCRATCH, EVAL_TREE, LaidAhead
-from .evaluate import start_warm_eval
-from .warm import THREAD_STARTED, WarmEval, learned_modules, learned_yet
+from .pristine import EVAL_SCRATCH, EVAL_TREE, PristineCopy
+from .room import Room, RoomKey
+from .warm import THREAD_STARTED, WarmInterpreter, learned_modules, learned_yet
 
 
 class WarmPool:
@@ -45,20 +42,20 @@ class WarmPool:
         self.max_idle = max_idle
         self.max_idle_mb = max_idle_mb
         self._sizes: dict[RoomKey, int] = {}  # kB: the largest a room of the key was measured at
-        self._idle: list[EvalRoom] = []
-        self._busy: set[EvalRoom] = set()
+        self._idle: list[Room] = []
+        self._busy: set[Room] = set()
         self._short: set[RoomKey] = set()  # keys an eval found every room of busy
         self._lock = threading.Lock()
         self._closed = False
 
     @property
-    def idle_rooms(self) -> tuple[EvalRoom, ...]:
+    def idle_rooms(self) -> tuple[Room, ...]:
         """The rooms waiting for an eval now, least recently used first (a copy: taking or keeping rooms
         changes the pool, not what was read)."""
         with self._lock:
             return tuple(self._idle)
 
-    def take(self, key: RoomKey, learned: list[str], entry: Path | None = None) -> EvalRoom | None:
+    def take(self, key: RoomKey, learned: list[str], entry: Path | None = None) -> Room | None:
         """An idle room of `key` whose warm interpreter is ready and imported the modules `learned` (one that
         compiled ahead the files of the task entry `entry`, where one waits), or None."""
         with self._lock:
@@ -70,21 +67,21 @@ class WarmPool:
                 self._busy.add(room)
             return room
 
-    def lay_ahead(self, key: RoomKey, learned: list[str], entry: Path, eval_base: Path) -> None:
-        """Start laying the pristine tree `eval_base` in the room `take` would give next (see `LaidAhead`),
+    def copy_pristine(self, key: RoomKey, learned: list[str], entry: Path, eval_base: Path) -> None:
+        """Start laying the pristine tree `eval_base` in the room `take` would give next (see `PristineCopy`),
         unless one is laid or being laid there."""
         with self._lock:
             room = self._next(key, learned, entry)
-            if room is not None and room.ahead is None:
-                room.ahead = LaidAhead(room.dir, eval_base)
+            if room is not None and room.pristine is None:
+                room.pristine = PristineCopy(room.dir, eval_base)
 
-    def _next(self, key: RoomKey, learned: list[str], entry: Path | None) -> EvalRoom | None:
+    def _next(self, key: RoomKey, learned: list[str], entry: Path | None) -> Room | None:
         found = [room for room in self._idle
                  if room.key == key and room.ready and room.warm is not None and room.warm.learned == list(learned)]
         return next((room for room in found if room.entry == entry), found[-1]) if found else None
 
     def provide(self, key: RoomKey, learned: list[str], entry: Path | None,
-                start: Callable[[EvalRoom], WarmEval | None]) -> None:
+                start: Callable[[Room], WarmInterpreter | None]) -> None:
         """Make sure a room of `key` whose warm interpreter imports `learned` waits for the next eval (one
         more where an eval found them all busy): `start(room)` starts one in an idle room that has none (or
         whose interpreter imports what the task's tests loaded before they were learned), or in a new room."""
@@ -103,7 +100,7 @@ class WarmPool:
                 self._idle.remove(room)
         try:
             if room is None:
-                room = EvalRoom(key)
+                room = Room(key)
             else:
                 room.end_warm()
             room.warm, room.entry = start(room), entry
@@ -112,7 +109,7 @@ class WarmPool:
         if room is not None:
             self.keep(room)
 
-    def keep(self, room: EvalRoom, usable: bool = True, spare: bool = False) -> None:
+    def keep(self, room: Room, usable: bool = True, spare: bool = False) -> None:
         """Hold a room between evals (or close it: not `usable`, the pool closed, or, where it is a `spare`
         (it served a pdb session), another room of its key waits ready); then close the least recently used
         idle rooms beyond `max_idle` and `max_idle_mb`."""
@@ -213,7 +210,7 @@ def _forget_shared() -> None:
 os.register_at_fork(after_in_child=_forget_shared)
 
 
-class ForkedEvals:
+class EnvRooms:
     """An env's evals in fork mode: a room of its pool (see `WarmPool`) borrowed for each, and whether
     forking still holds for the env (`fork`: off for good once a venv's imports start a thread)."""
 
@@ -222,9 +219,9 @@ class ForkedEvals:
         self._pool = pool
         self._key: RoomKey | None = None
         self._entry: Path | None = None
-        self._room: EvalRoom | None = None  # the room of the eval running
-        self._ahead: LaidAhead | None = None  # and its tree laid ahead
-        self._start: Callable[[EvalRoom], WarmEval | None] | None = None  # starts a room's warm interpreter
+        self._room: Room | None = None  # the room of the eval running
+        self._pristine: PristineCopy | None = None  # and its tree laid ahead
+        self._start: Callable[[Room], WarmInterpreter | None] | None = None  # starts a room's warm interpreter
         self._eval_base: Path | None = None
         self._closed = False
 
@@ -233,30 +230,30 @@ class ForkedEvals:
         """The pool passed to the env, else the process's shared pool (a new one once that was closed)."""
         return self._pool if self._pool is not None else shared_pool()
 
-    def start_warm(self, task: Task, workspace: Workspace, sandbox: str | None, limits: Limits,
-                   measured: bool) -> None:
-        """Make sure the next eval finds a warm interpreter in the pool, started in the background if none
-        waits there, and its pristine tree laid (see `LaidAhead`); before the task's first eval on this
-        machine `measured` what its tests need, none is started (that eval runs fresh)."""
+    def start_warm(self, workspace: Workspace, sandbox: str | None, limits: Limits,
+                   start: Callable[[Room], WarmInterpreter | None], known: bool) -> None:
+        """Make sure the next eval finds a warm interpreter in the pool (`start(room)` starts one in the
+        background where none waits there) and its pristine tree copied (see `PristineCopy`); none is
+        started before what the task's tests need is `known` (its first eval on the machine runs fresh)."""
         prepared = workspace.prepared
         self._key = RoomKey(prepared.venv, prepared.drivers, sandbox,
                             (limits.memory_mb, limits.cpu_seconds, limits.file_size_mb, limits.processes))
         self._entry = prepared.entry
-        self._start = lambda room: start_warm_eval(workspace, room.confinement, room.dir)
-        # the pristine tree to lay ahead of an eval; none where it holds what the agent must not see
+        self._start = start
+        # the pristine tree to copy ahead of an eval; none where it holds what the agent must not see
         self._eval_base = prepared.eval_base if not prepared.hidden_files else None
-        if self.fork and not self._closed and (measured or counted_known(task, prepared)):
+        if self.fork and not self._closed and known:
             learned = learned_modules(prepared.entry)
             self.pool.provide(self._key, learned, prepared.entry, self._start)
             if self._eval_base is not None:
-                self.pool.lay_ahead(self._key, learned, prepared.entry, self._eval_base)
+                self.pool.copy_pristine(self._key, learned, prepared.entry, self._eval_base)
 
     @property
     def ready(self) -> bool:
         """Whether a room with a ready warm interpreter waits in the pool for the env's next eval."""
         return self._key is not None and any(room.key == self._key and room.ready for room in self.pool.idle_rooms)
 
-    def take(self, stale: bool) -> tuple[WarmEval | None, LaidAhead | None, EvalRoom | None]:
+    def take(self, stale: bool) -> tuple[WarmInterpreter | None, PristineCopy | None, Room | None]:
         """For one eval: the warm interpreter (None where there is none, or where `stale`: it may have imported
         what a program changed), the pristine tree laid ahead, and the room the eval runs in (None: the
         episode's own confinement)."""
@@ -268,18 +265,18 @@ class ForkedEvals:
         self._room = self.pool.take(self._key, learned_modules(self._entry), self._entry)
         if self._room is None:
             return None, None, None
-        warm, self._ahead = self._room.take_warm()
-        return warm, self._ahead, self._room
+        warm, self._pristine = self._room.take_warm()
+        return warm, self._pristine, self._room
 
-    def give_back(self, warm: WarmEval | None, keep: bool = True) -> None:
-        """After the eval: end what the run left (see `EvalRoom.give_back`); the room goes back to the pool
+    def give_back(self, warm: WarmInterpreter | None, keep: bool = True) -> None:
+        """After the eval: end what the run left (see `Room.give_back`); the room goes back to the pool
         where `keep` (nothing was tampered with), else it closes."""
         if warm is not None:
             self.fork = self.fork and warm.reason != THREAD_STARTED  # forking is not safe for this venv
         room, self._room = self._room, None
-        if self._ahead is not None:  # an eval that returned early: its copy ends before the folder is used again
-            self._ahead.wait()
-            self._ahead = None
+        if self._pristine is not None:  # an eval that returned early: its copy ends before the folder is used again
+            self._pristine.wait()
+            self._pristine = None
         if room is None:
             if warm is not None:
                 warm.close()
@@ -292,8 +289,8 @@ class ForkedEvals:
         """Whether pdb sessions and trace/inspect runs fork in its rooms (see `take_for_session`)."""
         return self.fork and self._start is not None and not self._closed
 
-    def take_for_session(self) -> tuple[EvalRoom, WarmEval] | None:
-        """A room and its warm interpreter for a pdb session or a probe's run (see tools/in_room.py), started
+    def take_for_session(self) -> tuple[Room, WarmInterpreter] | None:
+        """A room and its warm interpreter for a pdb session or a probe's run (see runner/room_view.py), started
         now where none waits; None where the env does not run warm, or no interpreter can be started. The
         pool starts no other while the session runs (an eval then finds every room busy, runs fresh, and has
         one started). The room's eval tree is empty."""
@@ -307,18 +304,18 @@ class ForkedEvals:
             room = self.pool.take(self._key, learned, self._entry)
         if room is None:
             return None
-        warm, ahead = room.take_warm()
-        if ahead is not None:
-            ahead.wait()
+        warm, pristine = room.take_warm()
+        if pristine is not None:
+            pristine.wait()
         empty_folder(room.dir, EVAL_TREE)
         if warm is None:
             self.pool.keep(room)
             return None
         return room, warm
 
-    def give_back_session(self, room: EvalRoom, warm: WarmEval) -> None:
+    def give_back_session(self, room: Room, warm: WarmInterpreter) -> None:
         """After a pdb session or a probe's run: its tree and scratch folder emptied, what it left ended (see
-        `EvalRoom.give_back`); the room is kept only where no other waits ready, a warm interpreter waits
+        `Room.give_back`); the room is kept only where no other waits ready, a warm interpreter waits
         for the next eval (one is started where the session's ended), and its pristine tree is laid ahead."""
         empty_folder(room.dir, EVAL_TREE)
         empty_folder(room.dir, EVAL_SCRATCH)
@@ -332,7 +329,7 @@ class ForkedEvals:
         learned = learned_modules(self._entry)
         self.pool.provide(self._key, learned, self._entry, self._start)  # where it ended
         if self._eval_base is not None:
-            self.pool.lay_ahead(self._key, learned, self._entry, self._eval_base)
+            self.pool.copy_pristine(self._key, learned, self._entry, self._eval_base)
 
     def end_warm(self, rebuilt_venv: Path | None = None) -> None:
         """A program changed what warm interpreters import (the venv, rebuilt: `rebuilt_venv`; or the

@@ -1,4 +1,4 @@
-"""The task's own files a warm eval interpreter compiles ahead (see drivers/minidebug_ahead.py): which (learned
+"""The task's own files a warm eval interpreter compiles ahead (see drivers/minidebug_precompiled.py): which (learned
 once per task on a machine, from the same run that learns the venv modules) and their pristine bytes.
 
 What the run reported is only a list of names: each must be a relative `.py` path with no `..`, and its bytes

@@ -7,7 +7,7 @@ the episode starts the eval driver in warm mode (`minidebug_eval.py --warm`), co
 of its own (see minidebug_rehearsal.py) and waits. Each eval sends it the
 report socket and an output pipe; it forks a child that takes a session of its own, installs the seccomp
 filter and runs the tests exactly as a fresh driver would. pdb sessions and trace/inspect runs are forked
-from it the same way (`start_session`, `run_program`; see tools/in_room.py).
+from it the same way (`start_session`, `run_program`; see runner/room_view.py).
 
 The warm interpreter never runs code of the project, reads no file once ready and is not dumpable, so no run
 changes what the next child starts from, and it serves run after run. What a run could leave around it is
@@ -16,7 +16,7 @@ ended after each: the run's process group and whatever else is in the room's cgr
 and what the run added to the sandbox's /tmp and /dev/shm (by the interpreter itself, which then checks
 that the sandbox's own file systems hold what they held when it became ready, and ends if not). A run that
 timed out, or that the interpreter could not account for, or that grew the folders it works in (see
-eval_room.py), ends it, and the episode starts another. Run by root without a sandbox, a program could
+room.py), ends it, and the episode starts another. Run by root without a sandbox, a program could
 reach the interpreter's memory, so there it serves one run only. (A task with hidden files runs its second,
 output-only run fresh, in folders of its own.)
 
@@ -36,12 +36,13 @@ import threading
 import time
 from pathlib import Path
 
+from ..drivers.minidebug_protocol import EXIT, FORK, FRESH, INTERRUPT, KILL, PID, READY, RUN, message, words
 from ..sandbox import process, reaper
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import Completed
 from ..store import facts
 from ..store.locks import file_lock
-from . import ahead
+from . import precompiled
 
 THREAD_STARTED = "a module imported before the run started a thread"  # the driver's words: forking is unsafe
 READY_TIMEOUT = 60.0  # seconds an eval waits for the warm interpreter to finish importing
@@ -49,7 +50,7 @@ FORK_TIMEOUT = 10.0  # seconds a ready interpreter may take to fork the run (mil
 MAX_LEARNED = 2000  # module names a warm interpreter imports ahead, at most
 
 
-class WarmEval:
+class WarmInterpreter:
     """One warm eval interpreter, for the runs in `tree` (the eval tree's folder, kept across evals) with
     `scratch`.
 
@@ -103,7 +104,7 @@ class WarmEval:
             max_output: int = process.DEFAULT_MAX_OUTPUT) -> Completed | None:
         """One run, forked from the warm interpreter, with `report` (the child's end of the report socket);
         None, with `reason` set, when the interpreter cannot serve it (the caller then runs it fresh)."""
-        return self._forked_run(b"run\n", [report.fileno()], timeout, max_output)
+        return self._forked_run(message(RUN), [report.fileno()], timeout, max_output)
 
     def run_program(self, program: dict, timeout: float,
                     max_output: int = process.DEFAULT_MAX_OUTPUT) -> Completed | None:
@@ -136,7 +137,7 @@ class WarmEval:
             finally:
                 os.close(write_end)
             self._state = "running"
-            pid = self._line(min(start + timeout, time.monotonic() + FORK_TIMEOUT), "pid")
+            pid = self._line(min(start + timeout, time.monotonic() + FORK_TIMEOUT), PID)
             if pid is None:
                 self._give_up("the warm interpreter did not start the run")
                 return None
@@ -144,14 +145,14 @@ class WarmEval:
             exit_code: list[int] = []
             accounted: list[bool] = []  # whether the interpreter said the run left nothing (`exit PID CODE`)
 
-            def read_exit(line: str) -> None:
-                _, _, code, *unclean = line.split()
+            def read_exit(line: list[bytes]) -> None:
+                _, _, code, *unclean = line
                 exit_code.append(int(code))
                 accounted.append(not unclean)
 
             def exited() -> bool:
                 if not exit_code:
-                    line = self._line(0.0, "exit")
+                    line = self._line(0.0, EXIT)
                     if line is not None:
                         read_exit(line)
                     elif self._state == "gone":
@@ -160,7 +161,7 @@ class WarmEval:
 
             reader, timed_out = process.read_output(read_end, start + timeout, exited, max_output)
             if not timed_out and not exit_code:  # output ended: the run's own exit follows
-                line = self._line(min(start + timeout, time.monotonic() + 1.0), "exit")
+                line = self._line(min(start + timeout, time.monotonic() + 1.0), EXIT)
                 if line is not None:
                     read_exit(line)
             self._end_run(child, timed_out)
@@ -190,7 +191,7 @@ class WarmEval:
             self._give_up("the warm interpreter is gone")
             return False
         self._state = "session"
-        if self._line(time.monotonic() + FORK_TIMEOUT, "pid") is None:
+        if self._line(time.monotonic() + FORK_TIMEOUT, PID) is None:
             self._give_up("the warm interpreter did not start the session")
             return False
         return True
@@ -199,7 +200,7 @@ class WarmEval:
         """SIGINT to the session's process group, as Ctrl-C in its terminal."""
         if self._state == "session":
             try:
-                self._control.send(b"int\n")
+                self._control.send(message(INTERRUPT))
             except OSError:
                 pass
 
@@ -215,17 +216,16 @@ class WarmEval:
         if self._state != "session":
             return None
         try:
-            self._control.send(b"kill\n")
+            self._control.send(message(KILL))
         except OSError:
             pass
-        line = self._line(time.monotonic() + timeout, "exit")
-        words = line.split() if line is not None else []
-        if len(words) == 3 and self._serves_many:
+        line = self._line(time.monotonic() + timeout, EXIT) or []
+        if len(line) == 3 and self._serves_many:
             self._state = "ready"
         else:
             self.close()
         try:
-            return int(words[2])
+            return int(line[2])
         except (IndexError, ValueError):
             return None
 
@@ -280,22 +280,23 @@ class WarmEval:
         if self._started_process() is None:
             self._give_up(self.reason)
         if self._state == "starting":
-            line = self._line(time.monotonic() + timeout, "")
-            if line == "ready":
+            line = self._line(time.monotonic() + timeout, None)
+            if line == [READY]:
                 self._state = "ready"
             else:
-                self._give_up(line[len("fresh "):] if line and line.startswith("fresh ")
+                self._give_up(b" ".join(line[1:]).decode("ascii", "replace") if line and line[0] == FRESH
                               else "the warm interpreter did not start")
         return self._state == "ready"
 
-    def _line(self, deadline: float, prefix: str) -> str | None:
-        """The next line from the interpreter starting with `prefix`, waiting until `deadline`."""
+    def _line(self, deadline: float, word: bytes | None) -> list[bytes] | None:
+        """The words of the next line from the interpreter whose first word is `word` (any line for None),
+        waiting until `deadline`."""
         while True:
             if b"\n" in self._buffer:
                 line, self._buffer = self._buffer.split(b"\n", 1)
-                text = line.decode("ascii", "replace")
-                if text.startswith(prefix):
-                    return text
+                found = words(line)
+                if word is None or found[:1] == [word]:
+                    return found
                 continue
             wait = deadline - time.monotonic()
             if self._state in ("gone", "closed"):
@@ -313,12 +314,12 @@ class WarmEval:
                 return None
             self._buffer += chunk[:65536]
 
-    def _own_child(self, line: str) -> int | None:
-        """The pid in a `pid N` line, if that is a child of the interpreter leading its own process group
+    def _own_child(self, line: list[bytes]) -> int | None:
+        """The pid of a `pid N` line, if that is a child of the interpreter leading its own process group
         (checked while the interpreter waits for it): the host never kills a group only because a line
         named it. None under bwrap, whose pids are not the host's."""
         try:
-            pid = int(line.split()[1])
+            pid = int(line[1])
         except (IndexError, ValueError):
             return None
         assert self._proc is not None  # a run is forked only once the process started (see _can_serve)
@@ -339,7 +340,7 @@ class WarmEval:
 
 
 def _fork_message(program: dict) -> bytes:
-    return b"fork " + json.dumps(program).encode() + b"\n"
+    return message(FORK, json.dumps(program))
 
 
 def _send_in_background(channel: socket.socket, data: bytes) -> None:
@@ -360,7 +361,7 @@ _ALWAYS_IMPORTED = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging
 
 def learned_yet(entry: Path) -> bool:
     """Whether `learn_modules` recorded the task entry's modules (perhaps none)."""
-    return facts.read(entry, LEARNED_FILE) is not None and ahead.learned_yet(entry)
+    return facts.read(entry, LEARNED_FILE) is not None and precompiled.learned_yet(entry)
 
 
 def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ...],
@@ -369,8 +370,8 @@ def learn_modules(entry: Path, pristine: Path, venv: Path, loaded: tuple[str, ..
     reported them; see evaluate.learn_from_pristine): what its warm interpreters import ahead. Only names that
     are a file of the venv's site-packages are kept, and none whose top-level package the task's own tree has
     (at its root or in `src/`), so a project installed in its venv is always imported from the tree. The
-    tree's files the run imported (`tree_modules`) are recorded too (see ahead.py)."""
-    ahead.learn(entry, tree_modules)
+    tree's files the run imported (`tree_modules`) are recorded too (see precompiled.py)."""
+    precompiled.learn(entry, tree_modules)
     if facts.read(entry, LEARNED_FILE) is not None:
         return
     left_out = _ALWAYS_IMPORTED | {child.name.removesuffix(".py") for folder in (pristine, pristine / "src")

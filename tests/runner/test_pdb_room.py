@@ -6,11 +6,11 @@ import time
 
 import pytest
 
+from minidebug.runner.pdb_room import RoomPdbSession
+from minidebug.runner.pdb_session import PdbSession
 from minidebug.tools.pdb import Pdb
-from minidebug.tools.pdb_room import RoomPdbSession
-from minidebug.tools.pdb_session import PdbSession
 from tests.conftest import CALC, CALC_TOML, cmdlines, descendants, processes_left
-from tests.scoring.test_warm_eval import SANDBOXES
+from tests.runner.test_warm import SANDBOXES
 
 COMMANDS = [
     "b calc.py:2", "c", "p a, b", "w", "p __file__", "p __import__('os').getcwd()",
@@ -59,7 +59,7 @@ def test_trace_and_inspect_forked_show_what_they_show_fresh_down_to_the_recursio
         env = make_env(task, eval_mode=mode)
         env.reset()
         seen[mode] = [env.step(call)[0] for call in calls]
-        assert tool(env).spare is None and env.tools["trace"].ahead is None
+        assert tool(env).spare is None and env.tools["trace"].standby is None
     assert seen["fork"] == seen["fresh"]
     assert " calls\n#1 depth(n=0)" in seen["fork"][0] and "n = 0" in seen["fork"][1]
 
@@ -101,7 +101,7 @@ def test_an_eval_while_a_session_is_live_and_the_room_serves_evals_after(make_en
     assert info["score"] == 1 and info["max_score"] == 2
     assert pdb(env, "p a, b").splitlines()[0] == "(2, 3)"  # the session goes on
     pdb(env, "q")
-    evals = env.forked_evals
+    evals = env.rooms
     assert evals.ready  # the room is back, or another waits
     assert env.evaluate().forked
 
@@ -127,7 +127,7 @@ def test_a_hung_program_is_interrupted_then_killed_and_nothing_is_left(make_env,
 def test_where_no_room_can_serve_the_session_starts_in_the_worktree(make_env, calc_task):
     env = make_env(calc_task)
     env.reset()
-    env.forked_evals.fork = False  # as when the venv's imports start a thread
+    env.rooms.fork = False  # as when the venv's imports start a thread
     pdb(env, "b calc.py:2")
     assert type(tool(env).session) is PdbSession
     assert pdb(env, "c").endswith("[at calc.py:2] return a - b")

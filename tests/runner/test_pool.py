@@ -11,7 +11,7 @@ import minidebug
 from minidebug import WarmPool
 
 from ..conftest import cmdlines, descendants, processes_left
-from .test_warm_eval import WHO, settled, warm_interpreters
+from .test_warm import WHO, settled, warm_interpreters
 
 
 def warm_pids() -> set[int]:
@@ -121,9 +121,9 @@ def test_an_eval_that_finds_every_room_busy_runs_fresh_and_the_pool_grows_a_room
         env.reset()
     first.evaluate()
     assert settled(lambda: len(warm_pids()), 1) == 1
-    warm, ahead, room = first.forked_evals.take(stale=False)  # as while the first env's eval runs
+    warm, ahead, room = first.rooms.take(stale=False)  # as while the first env's eval runs
     assert warm is not None
     assert not second.evaluate().forked
     assert settled(lambda: len(warm_pids()), 2) == 2  # one more room for the next time both evaluate at once
-    first.forked_evals.give_back(warm)
+    first.rooms.give_back(warm)
     assert first.evaluate().forked and second.evaluate().forked and len(warm_pids()) == 2

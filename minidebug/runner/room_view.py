@@ -1,7 +1,7 @@
 """Programs of the agent's tools forked in an eval room: pdb sessions (pdb_room.py) and trace/inspect runs.
 
 In an env that runs warm, pdb and the probes do not start an interpreter of their own: they borrow an eval
-room (see scoring/eval_room.py), copy the worktree as it stands into the room's tree, and have the room's warm
+room (see runner/room.py), copy the worktree as it stands into the room's tree, and have the room's warm
 interpreter fork the program there (see drivers/minidebug_forked.py). pytest, its plugins and the venv's
 modules the task's tests load are imported already, so the program starts in milliseconds, and its memory is
 mostly pages it shares with the interpreter it was forked from: nothing waits per env for the next start.
@@ -21,25 +21,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..sandbox.confinement import STRAY_VARIABLE
-from ..scoring.evaltree import EVAL_SCRATCH, EVAL_TREE
+from .pristine import EVAL_SCRATCH, EVAL_TREE
 
 if TYPE_CHECKING:
-    from ..scoring.eval_room import EvalRoom
-    from ..scoring.warm import WarmEval
-    from ..scoring.warm_pool import ForkedEvals
     from ..workspace.worktree import Workspace
-    from .base import Episode
+    from .pool import EnvRooms
+    from .room import Room
+    from .warm import WarmInterpreter
 
 COPY_TIMEOUT = 30.0  # seconds the worktree's copy may take
 
 
-def can_fork(episode: Episode) -> bool:
-    """Whether the episode's programs can run in a room as they would in the worktree: it runs warm, and the
-    agent installed no package of its own (its pip layer is the episode's, not in the room)."""
-    evals = episode.forked_evals
-    if evals is None or not evals.serves_sessions:
+def can_fork(rooms: EnvRooms | None, workspace: Workspace) -> bool:
+    """Whether an episode's programs can run in one of its `rooms` as they would in its worktree: it runs
+    warm, and the agent installed no package of its own (its pip layer is the episode's, not in the room)."""
+    if rooms is None or not rooms.serves_sessions:
         return False
-    layer = episode.workspace.pip_layer
+    layer = workspace.pip_layer
     try:
         return not (layer.is_dir() and any(layer.iterdir()))
     except OSError:
@@ -64,7 +62,7 @@ class RoomView:
     """A room borrowed for one program of the episode's, the worktree laid in its tree (see the module's
     docstring); `give_back()` returns it."""
 
-    def __init__(self, evals: ForkedEvals, room: EvalRoom, warm: WarmEval, workspace: Workspace):
+    def __init__(self, evals: EnvRooms, room: Room, warm: WarmInterpreter, workspace: Workspace):
         self.evals, self.room, self.warm = evals, room, warm
         self.tree, self.root = room.dir / EVAL_TREE, workspace.root
         self.scratch = room.dir / EVAL_SCRATCH
@@ -83,16 +81,16 @@ class RoomView:
             raise
 
     @classmethod
-    def borrow(cls, episode: Episode) -> RoomView | None:
-        """A room for a program of the episode's, where it can fork one (see `can_fork`); else None."""
-        evals = episode.forked_evals
-        if evals is None or not can_fork(episode):
+    def borrow(cls, rooms: EnvRooms | None, workspace: Workspace) -> RoomView | None:
+        """A room of an episode's `rooms` for a program of its worktree's, where it can fork one (see
+        `can_fork`); else None."""
+        if rooms is None or not can_fork(rooms, workspace):
             return None
-        taken = evals.take_for_session()
+        taken = rooms.take_for_session()
         if taken is None:
             return None
         try:
-            return cls(evals, *taken, episode.workspace)
+            return cls(rooms, *taken, workspace)
         except OSError:
             return None
 

@@ -33,9 +33,9 @@ FIX = {"name": "edit", "arguments": {"path": "calc.py", "start": 2, "end": 2, "n
 
 def laid_room(env):
     """The room the env's next eval takes, once its pristine tree is laid there."""
-    rooms = [room for room in env.forked_evals.pool.idle_rooms if room.ahead is not None]
+    rooms = [room for room in env.rooms.pool.idle_rooms if room.pristine is not None]
     assert len(rooms) == 1
-    rooms[0].ahead.wait()
+    rooms[0].pristine.wait()
     return rooms[0]
 
 
@@ -101,6 +101,6 @@ def test_a_task_with_hidden_files_has_no_tree_laid_ahead(make_env, task_dir):
     env.reset()
     for _ in range(2):
         env.evaluate()
-    rooms = env.forked_evals.pool.idle_rooms
-    assert rooms and all(room.ahead is None for room in rooms)
+    rooms = env.rooms.pool.idle_rooms
+    assert rooms and all(room.pristine is None for room in rooms)
     assert all(os.listdir(room.dir / EVAL_TREE) == [] for room in rooms)  # emptied before the observation
