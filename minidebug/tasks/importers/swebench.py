@@ -31,7 +31,7 @@ from typing import Any
 from ...errors import TaskError
 from ..command import unittest_id
 from ..patch import FilePatch, parse_patch
-from ..recipes import find_recipe
+from ..recipes import find_recipe, nearest_note
 from .clones import CloneError, check_commit, find_clone
 from .common import ImportReport, toml_string
 from .test_ids import DJANGO_SCRIPT, django_labels, eval_prefix, id_shape, node_ids, patched, read_at
@@ -141,6 +141,8 @@ def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, 
         if not setup and _recipe(instance) is None:
             notes.append(f"no environment recipe for {instance['repo']}: its venv has pytest only "
                          "(write a recipe table, or pass --setup)")
+        elif not setup and (nearest := nearest_note(instance["repo"], _version(instance))):
+            notes.append(nearest)
         if notes:
             report.notes[name] = "; ".join(notes)
     return report
