@@ -24,8 +24,9 @@ A recipe table is a TOML file for one repository family:
 Tables are looked for in the folders of `$MINIDEBUG_RECIPES` (separated by the OS's path separator), then
 among the tables bundled here. Of the tables that name the repository, the first with a `[defaults]` gives
 the defaults and the first that lists the version gives that version's fields: so a table of your own
-replaces just the entries it writes. A task then shares its venv with every task whose resolved recipe,
-repository and environment commit are the same.
+replaces just the entries it writes. A version no table lists gets the fields of the nearest listed one
+(the newest listed not newer than it; the oldest listed, for a version older than all). A task then shares
+its venv with every task whose resolved recipe, repository and environment commit are the same.
 
 The bundled tables of SWE-bench's repositories are generated from its harness specs by
 `python -m minidebug.tasks.recipes.from_swebench`.
