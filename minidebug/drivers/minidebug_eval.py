@@ -183,6 +183,47 @@ def _read_no_bytecode_from_now_on(pycache, preload, learned=()):
     import_ahead(learned)
     _LEARNED_LOADED.update(set(sys.modules) - before)
     sys.pycache_prefix = pycache
+    _quiet_where_a_plain_run_reads_bytecode()
+
+
+_QUIET_IN_EVAL = [True]  # cleared in a pdb session or a probe's run forked from a warm interpreter
+
+
+def _quiet_where_a_plain_run_reads_bytecode():
+    """In an eval run, compile without its compile-time warnings (an invalid escape sequence, say) a file that
+    has current bytecode beside it, which a plain run reads instead of compiling (a venv module pip compiled at
+    install): under `filterwarnings = error` such a warning is an error a plain run never meets. A file without
+    current bytecode (the tree's) warns as in a plain run. The bytecode itself is still never read. pdb
+    sessions and probes forked from the warm interpreter compile as before (with this, one of check's pdb
+    probes missed its breakpoint: seen_between_calls)."""
+    import warnings
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import MAGIC_NUMBER, source_hash
+
+    def current(path, data, _tag=sys.implementation.cache_tag, _open=open, _stat=os.stat, _hash=source_hash):
+        folder, name = os.path.split(path)
+        try:
+            with _open(os.path.join(folder, "__pycache__", f"{name.rpartition('.')[0]}.{_tag}.pyc"), "rb") as file:
+                header = file.read(16)
+            stat = _stat(path)
+        except (OSError, TypeError, ValueError):
+            return False
+        if len(header) < 16 or header[:4] != MAGIC_NUMBER:
+            return False
+        if int.from_bytes(header[4:8], "little") & 1:  # hash-based
+            return header[8:16] == _hash(data)
+        return (int.from_bytes(header[8:12], "little"), int.from_bytes(header[12:16], "little")) == \
+            (int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF)
+
+    def source_to_code(self, data, path, *, _optimize=-1, _original=SourceFileLoader.source_to_code,
+                       _current=current, _warnings=warnings, _on=_QUIET_IN_EVAL):
+        if not (_on and isinstance(path, str) and _current(path, data)):
+            return _original(self, data, path, _optimize=_optimize)
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore")
+            return _original(self, data, path, _optimize=_optimize)
+
+    SourceFileLoader.source_to_code = source_to_code
 
 
 def _sender(fd, key):
@@ -457,6 +498,7 @@ def main():
         if fd is None:
             sys.exit(0)
         if isinstance(fd, dict):  # a pdb session or a probe's run (see minidebug_fork), started by _start_forked
+            _QUIET_IN_EVAL.clear()
             return fd
         sys.argv = sys.argv[:1]
         os.set_inheritable(fd, False)

@@ -30,9 +30,12 @@ def file_of_test(test_id: str, folder: str = "") -> str:
 
 
 def is_cut(test_id: str) -> bool:
-    """Whether a recorded id was cut short at a space: its parameters' `[` is never closed."""
+    """Whether a recorded id was cut short at a space: it has no whitespace and its parameters' `[` is never
+    closed (it does not end with `]`, or ends with one that closes a `[` inside them: sqlfluff's
+    `test_parse[bits[OFFSET(0)]` cut from `test_parse[bits[OFFSET(0)] x]`)."""
     name = test_id.split("::", 1)[-1]
-    return "[" in name and not name.endswith("]")
+    return "[" in name and not _WHITESPACE.search(test_id) and (
+        not name.endswith("]") or name.count("[") > name.count("]"))
 
 
 def cut_at_space(test_id: str) -> str:

@@ -43,14 +43,15 @@ class PytestOutput:
     def first_line(self, test_id: str) -> str:
         """The first error line pytest printed for a test (its failure, or an error in its setup or teardown);
         a test id cut short at a space stands for the tests whose name starts with it."""
-        name, cut = test_id.split("::", 1)[-1].replace("::", "."), is_cut(test_id)
+        name, cut = _head_name(test_id), is_cut(test_id)
         for head, line in self.sections.items():
             for target in (name, f"ERROR at setup of {name}", f"ERROR at teardown of {name}"):
-                if line and (head == target or cut and head.startswith(target)):
+                if line and (head == target or cut and _cut_to(head, target)):
                     return line
         for entry in self.summary:
-            if entry.startswith(test_id) and " - " in entry[len(test_id):]:
-                return entry[len(test_id):].split(" - ", 1)[1].strip()[:300]
+            rest = entry[len(test_id):]
+            if entry.startswith(test_id) and (rest.startswith(" - ") or cut and rest[:1].isspace() and " - " in rest):
+                return rest.split(" - ", 1)[1].strip()[:300]
         return ""
 
     def collection_errors(self) -> list[tuple[str, str]]:
@@ -69,6 +70,19 @@ class PytestOutput:
                 errors.append(("the command line", usage.group(1)[:300]))
                 break
         return errors
+
+
+def _head_name(test_id: str) -> str:
+    """A test's name as its section's heading has it: `Class.test[params]` for `path::Class::test[params]`
+    (a `::` in the parameters stays)."""
+    name = test_id.split("::", 1)[-1]
+    function, bracket, params = name.partition("[")
+    return function.replace("::", ".") + bracket + params
+
+
+def _cut_to(text: str, cut: str) -> bool:
+    """Whether `text`, cut at its first whitespace after `cut`'s length, is `cut`."""
+    return text.startswith(cut) and text[len(cut):len(cut) + 1].isspace()
 
 
 def first_error(lines: list[str]) -> str:

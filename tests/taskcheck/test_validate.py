@@ -128,3 +128,16 @@ def test_a_failed_setup_command_is_on_the_row_with_why(command, why, negate_repo
     assert lines[1].split()[-1] == "INVALID"
     assert lines[3] == f"  cannot run here: SetupError: setup command `{command}` failed: {why}", lines
     assert lines[-1] == "0/1 tasks valid"
+
+
+def test_a_failed_install_of_the_venvs_packages_is_on_the_row_with_why(task_dir, cache_dir, monkeypatch, capsys):
+    """The packages step of a build (a recipe's `packages`, a task's `requirements`): the step and why."""
+    from tests.conftest import CALC, CALC_PATCH
+
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    task = task_dir(CALC, 'description = "add"\neval = "python -m pytest -q"\nfail_to_pass = ["test_calc.py::test_add"]\n'
+                          'requirements = ["minidebug-no-such-package-7f3a<2"]\n', CALC_PATCH)
+    assert main(["validate", str(task), "--sandbox", "none"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3].startswith("  cannot run here: SetupError: pip install "), lines
+    assert lines[3].endswith(" failed: pip finds no release of minidebug-no-such-package-7f3a<2 for this Python"), lines

@@ -19,7 +19,7 @@ from minidebug.store.reasons import SetupError, reason, shown
 from minidebug.store.repos import store_path
 from minidebug.taskcheck.validate import validate_task
 from minidebug.tasks.importers.swebench import import_swebench
-from minidebug.tasks.recipes import BUNDLED, Recipe, find_recipe, load_table, task_environment
+from minidebug.tasks.recipes import BUNDLED, Recipe, find_recipe, load_table, nearest_note, task_environment
 from minidebug.tasks.recipes.from_swebench import TABLES, write_tables
 from minidebug.tasks.recipes.requirement_files import conda_lines, requirement_lines
 from minidebug.tasks.task import load_task
@@ -113,6 +113,7 @@ def recipes(tmp_path_factory):
         test = "python -m pytest -rA"
         [versions."0.9"]
         packages = ["six==1.15.0", "setuptools", "wheel"]
+        [versions."1.0"]  # the defaults (an unlisted version would get 0.9's, the nearest listed)
         """))
     return folder
 
@@ -150,6 +151,17 @@ def test_bundled_tables_give_a_version_or_the_defaults():
     assert find_recipe("pydata/xarray", "2022.6") == find_recipe("pydata/xarray", "2022.06")
     assert find_recipe("astropy/astropy", "5.3") == find_recipe("astropy/astropy", "v5.3") != \
         find_recipe("astropy/astropy", "4.3")
+
+
+def test_an_unlisted_version_gets_the_nearest_listed_versions_settings(tmp_path, monkeypatch):
+    (tmp_path / "mine.toml").write_text('repositories = ["x/y"]\n[defaults]\npython = "3.12"\n'
+                                        '[versions."1.0, 1.2"]\npython = "3.8"\n[versions."2.0"]\npython = "3.10"\n')
+    monkeypatch.setenv("MINIDEBUG_RECIPES", str(tmp_path))
+    wanted = {"2.0": "3.10", "2.10": "3.10", "3.1": "3.10", "1.9": "3.8", "1.10": "3.8", "0.9": "3.8", None: "3.12"}
+    assert {version: find_recipe("x/y", version).python for version in wanted} == wanted
+    assert nearest_note("x/y", "3.1") == ("version 3.1 is not in the recipe of x/y: its venv is built with the "
+                                          "settings of 2.0, the nearest listed version")
+    assert nearest_note("x/y", "1.2") == nearest_note("x/y", None) == ""
 
 
 def test_a_users_table_wins_and_bad_tables_are_named(tmp_path, monkeypatch):

@@ -233,3 +233,24 @@ def test_a_clone_missing_objects_fails_its_instance_saying_why(clones, tmp_path,
         printed = capsys.readouterr().out
         assert f"  example__mathlib-1: {reason}" in printed, printed
         assert not out.exists()
+
+
+@pytest.mark.parametrize("field, path, why", [
+    ("test_patch", "../outside.py", "the test patch (`test_patch`) cannot be used: the patch names '../outside.py'"),
+    ("test_patch", "tests/../../up.py", "the test patch (`test_patch`) cannot be used: the patch names "
+     "'tests/../../up.py'"),
+    ("patch", "/etc/minidebug-x", "the gold patch (`patch`) cannot be used: the patch names '/etc/minidebug-x'"),
+], ids=["dotdot", "dotdot-inside", "absolute"])
+def test_a_patch_naming_a_path_outside_the_project_is_refused_at_import(clones, tmp_path, capsys, field, path, why):
+    repos, commit = clones
+    outside = f"--- /dev/null\n+++ {'b/' if not path.startswith('/') else ''}{path}\n@@ -0,0 +1 @@\n+x = 1\n"
+    patch = {"test_patch": TEST_PATCH + outside} if field == "test_patch" else {"patch": GOLD + outside}
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit), instance(commit, "example__mathlib-9", **patch)]))
+    out = tmp_path / "t"
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2:] == ["1 skipped:", f"  example__mathlib-9: {why}, which is not a path inside the project "
+                                        "(git apply refuses it too)"], lines
+    assert sorted(p.name for p in out.iterdir()) == ["example__mathlib-1"]  # nothing written for it
+    load_task(out / "example__mathlib-1")

@@ -30,8 +30,8 @@ from typing import Any
 
 from ...errors import TaskError
 from ..command import unittest_id
-from ..patch import parse_patch
-from ..recipes import find_recipe
+from ..patch import FilePatch, parse_patch
+from ..recipes import find_recipe, nearest_note
 from .clones import CloneError, check_commit, find_clone
 from .common import ImportReport, toml_string
 from .test_ids import DJANGO_SCRIPT, django_labels, eval_prefix, id_shape, node_ids, patched, read_at
@@ -141,6 +141,8 @@ def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, 
         if not setup and _recipe(instance) is None:
             notes.append(f"no environment recipe for {instance['repo']}: its venv has pytest only "
                          "(write a recipe table, or pass --setup)")
+        elif not setup and (nearest := nearest_note(instance["repo"], _version(instance))):
+            notes.append(nearest)
         if notes:
             report.notes[name] = "; ".join(notes)
     return report
@@ -182,11 +184,8 @@ def _write_task(instance: dict[str, Any], out: Path, sources: _Sources,
         raise ValueError("a FAIL_TO_PASS id names a path of the machine that recorded it")
     kept = [test for test in pass_to_pass if portable(test)]
     dropped, pass_to_pass = len(pass_to_pass) - len(kept), kept
-    try:
-        test_patches = [p for p in parse_patch(instance["test_patch"]) if p.new_path]
-        parse_patch(instance["patch"])
-    except (TaskError, ValueError) as exc:
-        raise ValueError(f"a patch does not parse: {exc}") from None
+    test_patches = [p for p in _parsed(instance, "test_patch") if p.new_path]
+    _parsed(instance, "patch")
     test_files = sorted({p.new_path for p in test_patches if p.new_path})  # each of them: see test_patches
     recipe = None if setup else _recipe(instance)
     environment_commit = instance.get("environment_setup_commit")
@@ -232,6 +231,20 @@ def _write_task(instance: dict[str, Any], out: Path, sources: _Sources,
         lines += [f"commit = {toml_string(environment_commit)}"] if environment_commit else []
     (task / "task.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return task, dropped, unnamed
+
+
+def _parsed(instance: dict[str, Any], field: str) -> list[FilePatch]:
+    """The file patches of the instance's `field` (`test_patch` or `patch`).
+
+    Raises:
+        ValueError: it does not parse, or names a path outside the project (`..`, absolute, `.git`): the
+            reason names the patch, so no task that cannot load is written.
+    """
+    try:
+        return parse_patch(instance[field])
+    except (TaskError, ValueError) as exc:
+        which = "the test patch" if field == "test_patch" else "the gold patch"
+        raise ValueError(f"{which} (`{field}`) cannot be used: {exc}") from None
 
 
 def _django_ids(fail_to_pass: list[str], pass_to_pass: list[str]) -> tuple[list[str], list[str], int]:

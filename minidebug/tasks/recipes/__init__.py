@@ -24,8 +24,9 @@ A recipe table is a TOML file for one repository family:
 Tables are looked for in the folders of `$MINIDEBUG_RECIPES` (separated by the OS's path separator), then
 among the tables bundled here. Of the tables that name the repository, the first with a `[defaults]` gives
 the defaults and the first that lists the version gives that version's fields: so a table of your own
-replaces just the entries it writes. A task then shares its venv with every task whose resolved recipe,
-repository and environment commit are the same.
+replaces just the entries it writes. A version no table lists gets the fields of the nearest listed one
+(the newest listed not newer than it; the oldest listed, for a version older than all). A task then shares
+its venv with every task whose resolved recipe, repository and environment commit are the same.
 
 The bundled tables of SWE-bench's repositories are generated from its harness specs by
 `python -m minidebug.tasks.recipes.from_swebench`.
@@ -170,16 +171,50 @@ def find_recipe(repository: str, version: str | None, dirs: list[Path] | None = 
     Raises:
         TaskError: no table names the repository, or a table is malformed.
     """
-    tables = [table for folder in (dirs if dirs is not None else recipe_dirs())
-              for path in sorted(Path(folder).glob("*.toml"))
-              for table in [load_table(path)] if repository in table.repositories]
+    tables = _tables(repository, dirs)
     if not tables:
         looked = ", ".join(str(d) for d in (dirs if dirs is not None else recipe_dirs()))
         raise TaskError(f"no environment recipe for {repository} (looked in {looked}); write a table for it "
                         "(see minidebug.tasks.recipes) in a folder named by $MINIDEBUG_RECIPES")
     defaults = next((table.defaults for table in tables if table.defaults is not None), {})
-    fields = next((found for table in tables if (found := table.fields_of(version)) is not None), {})
+    used = settings_version(tables, version)
+    fields = next((found for table in tables if (found := table.fields_of(used)) is not None), {})
     return Recipe.model_validate({**defaults, **fields})
+
+
+def _tables(repository: str, dirs: list[Path] | None = None) -> list[RecipeTable]:
+    """The tables that name the repository, in the order they are looked for."""
+    return [table for folder in (dirs if dirs is not None else recipe_dirs())
+            for path in sorted(Path(folder).glob("*.toml"))
+            for table in [load_table(path)] if repository in table.repositories]
+
+
+def settings_version(tables: list[RecipeTable], version: str | None) -> str | None:
+    """The listed version whose fields a version gets: itself when a table lists it; else the nearest listed
+    one (the newest listed not newer than it, or the oldest listed for a version older than all), so that a
+    version newer than the table gets the newest settings, not the defaults; None without a version or a
+    listed one."""
+    listed = [name for table in tables for name in table.listed()]
+    if version is None or not listed or any(_numbers(name) == _numbers(version) for name in listed):
+        return version
+    older = [name for name in listed if _order(name) < _order(version)]
+    return max(older, key=_order) if older else min(listed, key=_order)
+
+
+def nearest_note(repository: str, version: str | None) -> str:
+    """A sentence saying which listed version's settings an unlisted version of `repository` gets, or ""."""
+    try:
+        tables = _tables(repository)
+    except TaskError:
+        return ""
+    used = settings_version(tables, version)
+    return "" if used == version else (f"version {version} is not in the recipe of {repository}: its venv is "
+                                       f"built with the settings of {used}, the nearest listed version")
+
+
+def _order(version: str) -> tuple:
+    """A version as a key that orders it among others (numbers as numbers, words after them)."""
+    return tuple((0, part, "") if isinstance(part, int) else (1, 0, part) for part in _numbers(version))
 
 
 def load_table(path: Path) -> RecipeTable:
