@@ -14,6 +14,7 @@ from typing import Any, cast
 from ..errors import MinidebugError, TaskError, ToolError, UsageError, WorkspaceError
 from ..runner.pool import EnvRooms, WarmPool
 from ..runner.room import ROOM_PREFIX
+from ..runner.starts import Starts, starts_for
 from ..sandbox import choose as sandbox
 from ..sandbox.confinement import Confinement
 from ..scoring.counted import counted_known, counted_tests
@@ -309,9 +310,15 @@ class DebugEnv:
     # -- what tools may use (the tools.base.Episode protocol) ------------------------------
     @property
     def rooms(self) -> EnvRooms | None:
-        """The env's evals in fork mode, whose rooms pdb sessions and trace/inspect runs borrow (see
-        runner/room_view.py); None where it runs fresh."""
+        """The env's use of its pool of eval rooms, in fork mode (pdb sessions and trace/inspect runs borrow
+        them too); None where it runs fresh."""
         return self._evals if self._evals.fork else None
+
+    def starts(self) -> list[Starts]:
+        """The ways the episode's next program may start, forked in a room first where it can be (see
+        runner/starts.py)."""
+        assert self.workspace is not None and self.confinement is not None, "reset() first"
+        return starts_for(self.rooms, self.workspace, self.confinement)
 
     def evaluate(self) -> EvalResult:
         """Score the agent's changes in a fresh eval tree (see evaltree.py)."""

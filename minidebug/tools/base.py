@@ -12,7 +12,7 @@ from ..workspace.safefs import read_entry
 from .output import ToolOutput
 
 if TYPE_CHECKING:
-    from ..runner.pool import EnvRooms
+    from ..runner.starts import Starts
     from ..sandbox.confinement import Confinement
     from ..scoring.evaluate import EvalResult
     from ..tasks.spec import Limits
@@ -31,9 +31,9 @@ class Episode(Protocol):
     limits: Limits
     confinement: Confinement
 
-    @property
-    def rooms(self) -> EnvRooms | None:
-        """Where the episode's evals run in fork mode (pdb and the probes borrow its rooms), None where fresh."""
+    def starts(self) -> list[Starts]:
+        """The ways the episode's next program (a pdb session, a probe run) may start, in the order to try
+        them; the last always starts it (see runner/starts.py)."""
 
     def evaluate(self) -> EvalResult: ...
 

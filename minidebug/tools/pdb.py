@@ -1,7 +1,7 @@
 """The pdb tool: one live `python -m pdb <entrypoint>` per episode, breakpoints kept across edits.
 
 In an env that runs warm (`eval_mode="fork"`, the default), a session is forked in an eval room from its warm
-interpreter, on a copy of the worktree (see runner/room_view.py and runner/pdb_room.py). Where it cannot be (see
+interpreter, on a copy of the worktree (see runner/starts.py). Where it cannot be (see
 `room_view.can_fork`), it starts in the worktree; then, once pdb was used in a warm env, the next session is
 started ahead: after reset, and whenever a session ends, a pdb process starts in the background, imports
 what the program imports first (for a pytest entrypoint: pytest, its plugins and the venv's modules the
@@ -21,9 +21,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ..errors import MinidebugError, ToolError
-from ..runner.pdb_room import RoomPdbSession
 from ..runner.pdb_session import MAX_COMMAND, Breakpoint, PdbSession, Reply
-from ..runner.room_view import RoomView, can_fork
 from ..runner.warm import learned_modules
 from ..sandbox.process import Completed
 from ..store.venv import pytest_plugins
@@ -216,7 +214,7 @@ class Pdb(Tool):
         if session is None or not session.alive:
             if session is not None:
                 session.close()
-            session = self._forked(episode, argv) or self._spawn(episode, argv, None)
+            session = self._start(episode, argv)
         self.session = session
         if session.begin(list(self.breakpoints.values())):
             reply = session.read_reply(max(episode.limits.pdb_timeout, 30.0))
@@ -356,26 +354,20 @@ class Pdb(Tool):
             self._start_spare(episode)
 
     @staticmethod
-    def _spawn(episode: Episode, argv: list[str], preload: list[str] | None) -> PdbSession:
-        workspace = episode.workspace
-        return PdbSession(argv, workspace.venv / "bin" / "python", workspace.root,
-                          workspace.environ(workspace.drivers), episode.confinement, preload)
-
-    @staticmethod
-    def _forked(episode: Episode, argv: list[str]) -> PdbSession | None:
-        """A session forked in one of the env's eval rooms (see pdb_room.py), where it can be; else None."""
-        view = RoomView.borrow(episode.rooms, episode.workspace)
-        if view is None:
-            return None
-        try:
-            return RoomPdbSession(argv, view, timeout=max(episode.limits.pdb_timeout, 30.0))
-        except OSError:
-            return None
+    def _start(episode: Episode, argv: list[str]) -> PdbSession:
+        """A session, started the first way of the episode's that can (see runner/starts.py)."""
+        timeout = max(episode.limits.pdb_timeout, 30.0)
+        for way in episode.starts():
+            session = way.pdb_session(argv, timeout)
+            if session is not None:
+                return session
+        raise ToolError("pdb: the session could not be started")
 
     def _start_spare(self, episode: Episode) -> None:
         if not (self._standby and self._used) or (self.spare is not None and self.spare.alive):
             return
-        if can_fork(episode.rooms, episode.workspace):
+        first = episode.starts()[0]
+        if first.forks:
             return  # the next session forks in a room: nothing waits for it per env
         self._close_spare()
         try:
@@ -384,7 +376,7 @@ class Pdb(Tool):
             if argv[:2] == ["-m", "pytest"]:
                 workspace = episode.workspace
                 preload = list(pytest_plugins(workspace.venv)) + learned_modules(workspace.prepared.entry)
-            self.spare = self._spawn(episode, argv, preload)
+            self.spare = first.pdb_session(argv, episode.limits.pdb_timeout, preload)
         except (ToolError, OSError, MinidebugError):  # the next command starts its session as it comes
             self.spare = None
 

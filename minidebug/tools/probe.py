@@ -1,7 +1,7 @@
 """trace and inspect: one run of the entrypoint under a tracer, instead of a dozen pdb steps.
 
 In an env that runs warm (`eval_mode="fork"`, the default), each run is forked in an eval room from its warm
-interpreter, on a copy of the worktree (see runner/room_view.py). Where it cannot be, it runs in the worktree; then,
+interpreter, on a copy of the worktree (see runner/starts.py). Where it cannot be, it runs in the worktree; then,
 once the tool was used in a warm env, its next run is started ahead for a pytest entrypoint, as pdb's next
 session is: after reset and after each run, a probe process starts in the background in the same sandbox and
 limits, imports pytest, its plugins and the venv's modules the task's tests load, and waits; the next call
@@ -11,218 +11,35 @@ starts over as a fresh interpreter (see drivers/minidebug_probe.py).
 
 from __future__ import annotations
 
-import errno
-import json
-import os
 import re
 import shlex
-import stat
-import subprocess
-import time
-from pathlib import Path
 
 from pydantic import Field
 
 from ..errors import MinidebugError, ToolError
-from ..runner.pristine import EVAL_SCRATCH
-from ..runner.room_view import RoomView, can_fork
-from ..runner.warm import learned_modules
-from ..sandbox import process
-from ..sandbox.process import Completed
-from ..store.venv import pytest_plugins
-from ..workspace.safefs import open_parent, remove_entry
+from ..runner.probe_run import StandbyProbe
 from .base import Arguments, Episode, Tool
 from .pdb import pdb_arguments
 
 _FILE_RANGE = re.compile(r"(.+\.py):(\d+)-(\d+)")
 _FILE_LINE = re.compile(r"(.+\.py):(\d+)")
-RESULT_NAME = "minidebug-probe.json"
-MAX_RESULT_BYTES = 16 * 1024 * 1024  # the driver's JSON is far smaller: its values are rendered short
-READ_SECONDS = 10.0  # reading the result (a regular file, read without blocking) never takes longer
 
 
 def run_probe(episode: Episode, config: dict, standby: StandbyProbe | None = None) -> tuple[dict | None, str]:
-    """Run the entrypoint once under the probe driver, in `standby` where it can serve; returns its JSON (None if
-    it wrote none) and output.
+    """Run the entrypoint once under the probe driver, the first way of the episode's that can (see
+    runner/starts.py: fresh, in `standby` where that can serve); returns its JSON (None if it wrote none) and
+    output.
 
     Raises:
         ToolError: the program left something other than a regular file of at most MAX_RESULT_BYTES where
             the result goes (a FIFO, a device, a link, a folder, a huge file), or it could not be read in time.
     """
-    workspace = episode.workspace
     argv = pdb_arguments(episode.task.entrypoint)
-    view = RoomView.borrow(episode.rooms, episode.workspace) if standby is None else None
-    if view is not None:
-        try:
-            found = _run_in_room(episode, view, argv, config)
-        finally:
-            view.give_back()
+    for way in episode.starts():
+        found = way.probe(argv, config, episode.limits.eval_timeout, standby)
         if found is not None:
             return found
-    out = workspace.tmp / RESULT_NAME
-    where = f"{workspace.tmp.name}/{RESULT_NAME}"  # under workspace.dir, which the host made
-    remove_entry(workspace.dir, where)  # whatever a program left there, never followed
-    line = json.dumps({**config, "root": str(workspace.root), "out": str(out)})
-    timeout = episode.limits.eval_timeout
-    completed = standby.run(line, timeout) if standby is not None else None
-    if completed is not None:
-        output = "\n".join(filter(None, [completed.describe(timeout), episode.confinement.note(completed)]))
-    else:
-        env = {**workspace.environ(workspace.drivers), "MINIDEBUG_PROBE": line}
-        _, output = episode.confinement.run(_probe_argv(workspace, argv), cwd=workspace.root, env=env,
-                                            timeout=timeout, writable=workspace.writable_dirs)
-    try:
-        data = read_result(workspace.dir, where, time.monotonic() + READ_SECONDS)
-        if data is None:
-            return None, output
-        try:
-            result = json.loads(data.decode("utf-8"))
-        except (ValueError, RecursionError):
-            return None, output
-        return (result if isinstance(result, dict) else None), output
-    finally:
-        remove_entry(workspace.dir, where)
-
-
-def _run_in_room(episode: Episode, view: RoomView, argv: list[str], config: dict) -> tuple[dict | None, str] | None:
-    """run_probe's run, forked in a room (see runner/room_view.py); None where its warm interpreter cannot serve it."""
-    where = f"{EVAL_SCRATCH}/tmp/{RESULT_NAME}"
-    remove_entry(view.room.dir, where)  # whatever a program left there, never followed
-    line = json.dumps({**json.loads(view.to_room(json.dumps(config))), "root": str(view.tree),
-                       "out": str(view.room.dir / where)})
-    timeout = episode.limits.eval_timeout
-    completed = view.warm.run_program(view.program("probe", argv, MINIDEBUG_PROBE=line), timeout)
-    if completed is None:
-        return None
-    output = view.to_worktree("\n".join(filter(None, [completed.describe(timeout),
-                                                       view.room.confinement.note(completed)])))
-    data = read_result(view.room.dir, where, time.monotonic() + READ_SECONDS)
-    if data is None:
-        return None, output
-    try:
-        result = json.loads(view.to_worktree(data.decode("utf-8")))
-    except (ValueError, RecursionError):
-        return None, output
-    return (result if isinstance(result, dict) else None), output
-
-
-def _probe_argv(workspace, argv: list[str]) -> list[str]:
-    return [str(workspace.venv / "bin" / "python"), "-m", "minidebug_probe", *argv]
-
-
-class StandbyProbe:
-    """A probe process started before its run (see the module's docstring), in the episode's sandbox."""
-
-    def __init__(self, episode: Episode, preload: list[str] | None = None):
-        """`preload`: the modules to import ahead (default: the venv's pytest plugins and the modules the task's
-        tests load)."""
-        workspace = episode.workspace
-        if preload is None:
-            preload = list(pytest_plugins(workspace.venv)) + learned_modules(workspace.prepared.entry)
-        env = {**workspace.environ(workspace.drivers), "MINIDEBUG_PROBE_PRELOAD": json.dumps(preload)}
-        argv = _probe_argv(workspace, pdb_arguments(episode.task.entrypoint))
-        launch = episode.confinement.prepare(argv, env, workspace.writable_dirs, workspace.root)
-        self._started = process.in_background(lambda: process.spawn(
-            launch.argv, cwd=workspace.root, env=launch.env, preexec=launch.preexec, pass_fds=launch.pass_fds,
-            stdin_pipe=True))
-        self._proc: subprocess.Popen | None = None
-
-    def run(self, line: str, timeout: float) -> Completed | None:
-        """The run with the configuration `line`; None (and the process ended) where it cannot serve one."""
-        start = time.monotonic()
-        proc = self._process()
-        if proc is None or proc.poll() is not None:
-            self.close()
-            return None
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write(line.encode("utf-8") + b"\n")
-            proc.stdin.close()
-        except OSError:
-            self.close()
-            return None
-        return process.collect(proc, start, timeout)
-
-    @property
-    def pid(self) -> int | None:
-        proc = self._process()
-        return proc.pid if proc is not None else None
-
-    def close(self) -> None:
-        """End the process if it still waits (or runs). Idempotent."""
-        proc = self._process()
-        if proc is not None and proc.returncode is None:
-            process.kill_group(proc.pid)
-            for pipe in (proc.stdin, proc.stdout):
-                if pipe is not None:
-                    pipe.close()
-            proc.wait()
-
-    def _process(self) -> subprocess.Popen | None:
-        if self._proc is None:
-            try:
-                self._proc = self._started.result()
-            except Exception:  # noqa: BLE001 - it could not be started: the run starts fresh
-                return None
-        return self._proc
-
-
-def read_result(root: Path, rel: str, deadline: float) -> bytes | None:
-    """The bytes of the regular file rel under root (None if there is none), opened without following a link
-    and without blocking, at most MAX_RESULT_BYTES, read before `deadline` (time.monotonic()).
-
-    Raises:
-        ToolError: rel is not a regular file, is too large, or was not read before the deadline.
-    """
-    try:
-        with open_parent(root, rel) as (parent, name):
-            try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
-            except FileNotFoundError:
-                return None
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise ToolError(_refused("a symbolic link")) from None
-                raise ToolError(_refused(f"unreadable ({exc.strerror})")) from None
-    except FileNotFoundError:
-        return None  # the folder itself went away
-    except OSError as exc:
-        raise ToolError(_refused(f"not reachable without following a link ({exc.strerror})")) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ToolError(_refused(f"not a regular file ({_kind(info.st_mode)})"))
-        if info.st_size > MAX_RESULT_BYTES:
-            raise ToolError(_refused(f"{info.st_size} bytes, over the {MAX_RESULT_BYTES} byte limit"))
-        chunks: list[bytes]
-        chunks, size = [], 0
-        while True:
-            if time.monotonic() > deadline:
-                raise ToolError(_refused(f"not read within {READ_SECONDS:g} s"))
-            try:
-                chunk = os.read(fd, 1 << 20)
-            except BlockingIOError:
-                raise ToolError(_refused("it would block")) from None
-            if not chunk:
-                return b"".join(chunks)
-            size += len(chunk)
-            if size > MAX_RESULT_BYTES:  # it grew after the fstat
-                raise ToolError(_refused(f"over the {MAX_RESULT_BYTES} byte limit"))
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-
-
-def _refused(why: str) -> str:
-    return f"the program's result file was not read: {why}; the program must not touch {RESULT_NAME} in $TMPDIR"
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
-        if test(mode):
-            return name
-    return "not a file"
+    raise ToolError("the probe could not be started")
 
 
 def _tail(output: str, lines: int = 15) -> str:
@@ -281,10 +98,11 @@ class ProbeTool(Tool):
             self._standby = None
 
     def _start_standby(self, episode: Episode) -> None:
-        if self._warm and self._used and self._standby is None and not can_fork(episode.rooms, episode.workspace) \
-                and pdb_arguments(episode.task.entrypoint)[:2] == ["-m", "pytest"]:
+        argv = pdb_arguments(episode.task.entrypoint)
+        if self._warm and self._used and self._standby is None and not episode.starts()[0].forks \
+                and argv[:2] == ["-m", "pytest"]:
             try:
-                self._standby = StandbyProbe(episode)
+                self._standby = StandbyProbe(episode.workspace, episode.confinement, argv)
             except (OSError, ToolError, MinidebugError):  # the next run starts fresh
                 self._standby = None
 

@@ -14,8 +14,9 @@ import tokenize
 
 import pytest
 
+from minidebug.runner import probe_run
 from minidebug.sandbox.choose import bwrap_works, landlock_works
-from minidebug.tools import files, probe
+from minidebug.tools import files
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed (.ci/run installs it)")
 needs_landlock = pytest.mark.skipif(not landlock_works(), reason="this kernel has no usable Landlock")
@@ -93,7 +94,7 @@ CALC_ORIGINAL = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    retur
 def leave_in_result_file(env, setup: str):
     """Make calc.py, on import, put something at the probe's result path and end the program at once."""
     (env.workspace.root / "calc.py").write_text(  # all on line 1: the probe never reaches line 2
-        f"import os; out = os.path.join(os.environ['TMPDIR'], {probe.RESULT_NAME!r}); {setup}; os._exit(0)\n"
+        f"import os; out = os.path.join(os.environ['TMPDIR'], {probe_run.RESULT_NAME!r}); {setup}; os._exit(0)\n"
         + CALC_ORIGINAL)
 
 
@@ -138,9 +139,9 @@ def test_a_huge_result_file_is_not_read(make_env, calc_task, sandbox):
     """A file past the size cap is refused from its size, without reading it."""
     env = make_env(calc_task, sandbox=sandbox)
     env.reset()
-    leave_in_result_file(env, f"f = open(out, 'wb'); f.truncate({probe.MAX_RESULT_BYTES + 1}); f.close()")
+    leave_in_result_file(env, f"f = open(out, 'wb'); f.truncate({probe_run.MAX_RESULT_BYTES + 1}); f.close()")
     observation = inspect_calc(env)
-    assert observation.startswith("error:") and f"{probe.MAX_RESULT_BYTES} byte limit" in observation, observation
+    assert observation.startswith("error:") and f"{probe_run.MAX_RESULT_BYTES} byte limit" in observation, observation
     assert_probe_recovers(env)
 
 
@@ -160,7 +161,7 @@ def test_a_folder_at_the_result_path_does_not_stop_the_probe(make_env, calc_task
     """A folder left where the result goes is removed before the next run."""
     env = make_env(calc_task, sandbox=None)
     env.reset()
-    (env.workspace.tmp / probe.RESULT_NAME / "sub").mkdir(parents=True)
+    (env.workspace.tmp / probe_run.RESULT_NAME / "sub").mkdir(parents=True)
     observation = inspect_calc(env)
     assert observation.startswith("reached calc.py:2"), observation
 

@@ -1,7 +1,9 @@
 """trace and inspect runs started ahead (warm episodes whose runs cannot fork in an eval room: here, because the
 agent installed a package of its own): the next call uses them, and they behave as a fresh one."""
 
-from minidebug.tools.probe import StandbyProbe, run_probe
+from minidebug.runner.probe_run import StandbyProbe
+from minidebug.tools.pdb import pdb_arguments
+from minidebug.tools.probe import run_probe
 from tests.conftest import descendants, wait_reading_stdin, with_a_package_of_the_agents
 
 
@@ -38,7 +40,7 @@ def test_a_module_the_project_now_shadows_is_imported_from_the_project(make_env,
     # name, written after it did, must be what the program imports.
     env = make_env(imports_colorsys_task)
     env.reset()
-    standby = StandbyProbe(env, ["colorsys"])
+    standby = StandbyProbe(env.workspace, env.confinement, pdb_arguments(env.task.entrypoint), ["colorsys"])
     try:
         wait_reading_stdin(standby.pid)
         (env.workspace.root / "colorsys.py").write_text("MARK = 'project'\n")  # as a program of the agent would
