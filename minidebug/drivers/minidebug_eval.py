@@ -159,7 +159,7 @@ def _receive(fd):
 _PRECOMPILED_HOOKS = []  # the functions holding the code a warm interpreter compiled (see minidebug_precompiled)
 _PRECOMPILED_NAMES = [None]  # and the one that holds what the watch reads of its test modules
 _LEARNED_LOADED = set()  # every module importing the learned ones loaded (see _read_no_bytecode_from_now_on)
-_TASKS_WATCH = []  # the wrappers that see asyncio tasks finished from outside, and their sink (see minidebug_tasks)
+_LOST_WATCH = []  # the wrappers that see a test's result lost in its runner, and their sink (see minidebug_lost)
 _WARM_STATE = []  # in a warm interpreter: the watch's snapshot and watchers every forked child starts from
 
 
@@ -175,10 +175,10 @@ def _read_no_bytecode_from_now_on(pycache, preload, learned=()):
     from minidebug_preload import import_ahead
 
     import_ahead(preload)
-    if not _TASKS_WATCH:
-        from minidebug_tasks import install
+    if not _LOST_WATCH:
+        from minidebug_lost import install
 
-        _TASKS_WATCH[:] = install()
+        _LOST_WATCH[:] = install()
     before = set(sys.modules)
     import_ahead(learned)
     _LEARNED_LOADED.update(set(sys.modules) - before)
@@ -292,11 +292,11 @@ def run(fd, settings):
     else:
         plugin, recorded, holders = recorder(stream, flag)
         watch.trust(plugin)
-    tasks_watch = _TASKS_WATCH[0] if _TASKS_WATCH else ()
-    if _TASKS_WATCH:
-        _TASKS_WATCH.pop()[0] = flag  # the sink: reached from now on through the wrappers' default values only
-        _TASKS_WATCH.clear()
-    watch.protect(send, stream, flag, *holders, *tasks_watch, *_PRECOMPILED_HOOKS, *filter(None, _PRECOMPILED_NAMES))
+    lost_watch = _LOST_WATCH[0] if _LOST_WATCH else ()
+    if _LOST_WATCH:
+        _LOST_WATCH.pop()[0] = flag  # the sink: reached from now on through the wrappers' default values only
+        _LOST_WATCH.clear()
+    watch.protect(send, stream, flag, *holders, *lost_watch, *_PRECOMPILED_HOOKS, *filter(None, _PRECOMPILED_NAMES))
     hide_ctypes()
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:
