@@ -1,13 +1,15 @@
 """New episodes one after another, as an RL trainer or `minidebug run` makes them, against plain pytest.
 
-    python benchmarks/bench_episodes.py [--rounds 6] [--tasks sum_tree,grid_rows,...] [--pause 0.5]
+    python benchmarks/bench_episodes.py [--rounds 6] [--tasks sum_tree,grid_rows,...] [--pause 0.5] [--loop 12]
 
 Each round makes a new env for each task in turn (round-robin, one process, default settings, no pool
 passed) and runs one episode: make, reset, `--pause` seconds (the agent's first turns), one eval, close.
 Timed: the first eval, and the whole episode less the pause. Baseline: the task's eval command run plainly in
 the same venv and worktree (no bytecode written, as eval runs it), once per episode, in the same round. The
 same loop is run with `eval_mode="fresh"`. A first round, untimed, builds the cache (venvs, counted tests).
-Prints a Markdown table (median and p95 in milliseconds).
+Then the agent loop on sum_tree (`--loop` rounds in one env): pdb `b tree.py:15`, `c`, `p total`, an edit (the
+same line written again, so the program restarts), an eval; timed: the eval and the whole round, against plain
+pytest of the same tests measured after each round. Prints a Markdown table (median and p95 in milliseconds).
 """
 
 from __future__ import annotations
@@ -45,11 +47,38 @@ def episode(task: str, cache: Path, mode: str, pause: float) -> tuple[float, flo
     return (evaluated - before) * 1000, whole * 1000, plain_ms
 
 
+def agent_loop(cache: Path, rounds: int, pause: float) -> tuple[list[float], list[float], list[float]]:
+    """(eval ms, round ms less the pauses, plain pytest ms) of each round of the agent loop on sum_tree."""
+    evals, whole, plain = [], [], []
+    with minidebug.make("sum_tree", cache_dir=cache, terminate_on_success=False, max_steps=10**6,
+                        max_tokens=10**9) as env:
+        env.reset()
+        env.step({"name": "eval"})
+        line = (env.workspace.root / "tree.py").read_text().splitlines()[14]
+        for _ in range(rounds):
+            time.sleep(pause)
+            start = time.perf_counter()
+            for command in ("b tree.py:15", "c", "p total"):
+                env.step({"name": "pdb", "arguments": {"command": command}})
+            env.step({"name": "edit", "arguments": {"path": "tree.py", "start": 15, "end": 15, "new_code": line}})
+            before = time.perf_counter()
+            env.step({"name": "eval"})
+            end = time.perf_counter()
+            evals.append((end - before) * 1000)
+            whole.append((end - start) * 1000)
+            begun = time.perf_counter()
+            subprocess.run(env.task.eval_command, cwd=env.workspace.root, env=env.workspace.environ(),
+                           capture_output=True)
+            plain.append((time.perf_counter() - begun) * 1000)
+    return evals, whole, plain
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--tasks", default=TASKS)
     parser.add_argument("--pause", type=float, default=0.5)
+    parser.add_argument("--loop", type=int, default=12)
     args = parser.parse_args()
     tasks = args.tasks.split(",")
     cache = Path(tempfile.mkdtemp(prefix="minidebug-bench-"))
@@ -68,6 +97,11 @@ def main() -> None:
             rows.append(row(f"new episode's first eval, {mode}", first, "plain python -m pytest", plain))
             rows.append(row(f"whole episode (make to close, one eval), {mode}", whole,
                             "plain python -m pytest", plain))
+        if args.loop:
+            evals, rounds, plain = agent_loop(cache, args.loop, args.pause)
+            rows.append(row("agent loop on sum_tree: eval after pdb b/c/p and an edit", evals,
+                            "plain python -m pytest", plain))
+            rows.append(row("agent loop on sum_tree: the whole round", rounds, "plain python -m pytest", plain))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     print(f"{len(tasks)} tasks round-robin ({', '.join(tasks)}), {args.rounds} rounds, pause {args.pause} s")
