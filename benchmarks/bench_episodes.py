@@ -7,9 +7,10 @@ passed) and runs one episode: make, reset, `--pause` seconds (the agent's first 
 Timed: the first eval, and the whole episode less the pause. Baseline: the task's eval command run plainly in
 the same venv and worktree (no bytecode written, as eval runs it), once per episode, in the same round. The
 same loop is run with `eval_mode="fresh"`. A first round, untimed, builds the cache (venvs, counted tests).
-Then the agent loop on sum_tree (`--loop` rounds in one env): pdb `b tree.py:15`, `c`, `p total`, an edit (the
-same line written again, so the program restarts), an eval; timed: the eval and the whole round, against plain
-pytest of the same tests measured after each round. Prints a Markdown table (median and p95 in milliseconds).
+Then the agent loop on sum_tree (`--loop` rounds in one env): pdb `b tree.py:15`, `c`, `p node.value`, an
+edit (a comment added to that line or taken off again: a change, so pdb's program restarts), an eval; timed:
+the eval and the whole round, against plain pytest of the same tests measured after each round. Prints a
+Markdown table (median and p95 in milliseconds).
 """
 
 from __future__ import annotations
@@ -55,12 +56,13 @@ def agent_loop(cache: Path, rounds: int, pause: float) -> tuple[list[float], lis
         env.reset()
         env.step({"name": "eval"})
         line = (env.workspace.root / "tree.py").read_text().splitlines()[14]
-        for _ in range(rounds):
+        for number in range(rounds):
             time.sleep(pause)
             start = time.perf_counter()
-            for command in ("b tree.py:15", "c", "p total"):
+            for command in ("b tree.py:15", "c", "p node.value"):
                 env.step({"name": "pdb", "arguments": {"command": command}})
-            env.step({"name": "edit", "arguments": {"path": "tree.py", "start": 15, "end": 15, "new_code": line}})
+            edited = line if number % 2 else line + "  # checked"
+            env.step({"name": "edit", "arguments": {"path": "tree.py", "start": 15, "end": 15, "new_code": edited}})
             before = time.perf_counter()
             env.step({"name": "eval"})
             end = time.perf_counter()
