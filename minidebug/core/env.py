@@ -340,14 +340,13 @@ class DebugEnv:
             notes.append("the task's pristine files had been changed by a program and were written again")
         counted = self._counted()
         # a warm interpreter that may have imported what a program had changed is not used
-        warm, pristine, room = self._evals.take(stale=bool(notes) or tampered_before != self._tampered)
-        confinement, folder = (room.confinement, room.dir) if room is not None else (self.confinement, None)
+        place = self._evals.take(bool(notes) or tampered_before != self._tampered, self.confinement)
         try:
-            result = evaluate(self.workspace, counted, self.limits.eval_timeout, confinement, notes, warm, folder,
-                              pristine)
+            result = evaluate(self.workspace, counted, self.limits.eval_timeout, place.confinement, notes,
+                              place.warm, place.folder, place.pristine)
         finally:  # the interpreter serves the next run, unless the agent's code ran in it beside hidden files:
             # its room (process ids, its own /tmp) may carry what that code saw into whatever runs there next
-            self._evals.give_back(warm, keep=not self._tampered and not self.workspace.prepared.hidden_files)
+            self._evals.give_back(place.warm, keep=not self._tampered and not self.workspace.prepared.hidden_files)
         if not (result.success and self.config.terminate_on_success):
             self._start_warm()
         if self.config.strict and result.suspicious and result.score:

@@ -15,9 +15,11 @@ import atexit
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MinidebugError
+from ..sandbox.confinement import Confinement
 from ..tasks.spec import Limits
 from ..workspace.safefs import empty_folder
 from ..workspace.worktree import Workspace
@@ -210,6 +212,18 @@ def _forget_shared() -> None:
 os.register_at_fork(after_in_child=_forget_shared)
 
 
+@dataclass(frozen=True)
+class EvalPlace:
+    """Where one eval runs (see `EnvRooms.take`): a confinement and a folder for its tree (None: the
+    episode's), with the warm interpreter to fork the run from and the pristine tree copied ahead, where there
+    are."""
+
+    confinement: Confinement
+    folder: Path | None = None
+    warm: WarmInterpreter | None = None
+    pristine: PristineCopy | None = None
+
+
 class EnvRooms:
     """An env's evals in fork mode: a room of its pool (see `WarmPool`) borrowed for each, and whether
     forking still holds for the env (`fork`: off for good once a venv's imports start a thread)."""
@@ -253,20 +267,20 @@ class EnvRooms:
         """Whether a room with a ready warm interpreter waits in the pool for the env's next eval."""
         return self._key is not None and any(room.key == self._key and room.ready for room in self.pool.idle_rooms)
 
-    def take(self, stale: bool) -> tuple[WarmInterpreter | None, PristineCopy | None, Room | None]:
-        """For one eval: the warm interpreter (None where there is none, or where `stale`: it may have imported
-        what a program changed), the pristine tree laid ahead, and the room the eval runs in (None: the
-        episode's own confinement)."""
+    def take(self, stale: bool, episodes: Confinement) -> EvalPlace:
+        """Where one eval runs: a room of the pool, with its warm interpreter (none where `stale`: it may have
+        imported what a program changed) and the pristine tree copied ahead; else, fresh, in the episode's own
+        confinement (`episodes`) and folder. `give_back` after the eval either way."""
         if stale:
             self.end_warm()
         if not self.fork or self._key is None or self._closed:
-            return None, None, None
+            return EvalPlace(episodes)
         assert self._entry is not None, "set with the key (start_warm)"
         self._room = self.pool.take(self._key, learned_modules(self._entry), self._entry)
         if self._room is None:
-            return None, None, None
+            return EvalPlace(episodes)
         warm, self._pristine = self._room.take_warm()
-        return warm, self._pristine, self._room
+        return EvalPlace(self._room.confinement, self._room.dir, warm, self._pristine)
 
     def give_back(self, warm: WarmInterpreter | None, keep: bool = True) -> None:
         """After the eval: end what the run left (see `Room.give_back`); the room goes back to the pool

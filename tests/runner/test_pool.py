@@ -121,7 +121,7 @@ def test_an_eval_that_finds_every_room_busy_runs_fresh_and_the_pool_grows_a_room
         env.reset()
     first.evaluate()
     assert settled(lambda: len(warm_pids()), 1) == 1
-    warm, ahead, room = first.rooms.take(stale=False)  # as while the first env's eval runs
+    warm = first.rooms.take(False, first.confinement).warm  # as while the first env's eval runs
     assert warm is not None
     assert not second.evaluate().forked
     assert settled(lambda: len(warm_pids()), 2) == 2  # one more room for the next time both evaluate at once
