@@ -108,8 +108,10 @@ def test_a_pool_holds_no_more_idle_rooms_than_fit_in_its_memory_cap(cache_dir, t
         assert len(roomy.idle_rooms) == 1 and roomy.idle_rooms[0].memory_kb() > 1024
         with minidebug.make(task, cache_dir=cache_dir, warm_pool=tight) as env:
             env.reset()
-            # a warm interpreter takes more than 1 MB: closed when given back, and none is started again
-            assert [env.evaluate().forked for _ in range(2)] == [True, False]
+            # a warm interpreter takes more than 1 MB: closed once measured (when given back, or when the pool
+            # trims its idle rooms, perhaps before the first eval takes it), and none is started again
+            env.evaluate()
+            assert not env.evaluate().forked
         assert tight.idle_rooms == ()
     assert settled(lambda: warm_interpreters(), []) == []
 
