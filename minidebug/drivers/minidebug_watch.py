@@ -130,7 +130,9 @@ class Watch:
         the first value sent sets."""
         from _pytest.python import Function
         from minidebug_calls import plugin
+        from minidebug_fixtures import fixture_findings
 
+        self._fixture_findings, self._fixtures = fixture_findings, None  # the manager: see _collected
         keeper = _keeper()
         next(keeper)
         self._keeper, self._hooks, judge = keeper, [], self._judge  # _hooks: the checks before each test's call
@@ -168,6 +170,14 @@ class Watch:
                 self.writes.watch_module(name, module)  # the task's test modules
         for change in self.state.changes():
             self._report("", 0, change)
+        self._fixtures = vars(session).get("_fixturemanager")
+        self._check_fixtures()
+
+    def _check_fixtures(self):
+        """Where each fixture pytest registered comes from (see minidebug_fixtures)."""
+        if getattr(self, "_fixtures", None) is not None:
+            for finding in self._fixture_findings(self._fixtures, self._judge, self._judge.harness, self._tree):
+                self._report("", 0, finding)
 
     def trust(self, *plugins):
         """The driver's other plugin objects (the recorder), whose hooks `finish` does not judge."""
@@ -184,6 +194,7 @@ class Watch:
         if kept is not None:
             for finding in kept[1].after_run():
                 self._report("", 0, finding)
+        self._check_fixtures()  # one registered while the tests ran
         for change in changed_since(self._before, self._judge):
             self._report("", 0, change)
         for change in self.state.changes():
