@@ -2,8 +2,9 @@
 
 In order of precedence: `fail_to_pass` + `pass_to_pass` (SWE-bench style) or `tests` listed in task.toml;
 else the tests that pass once the gold patch is applied (so a test the task itself skips or expects to
-fail never counts); else, for a task without solution.patch, every test collected from the base.
-Nothing an episode does can change the set: the score is how many of these ids passed.
+fail never counts), less those whose id a second collection does not give again (a time or a random value in a
+parametrized id: no later run could report that test); else, for a task without solution.patch, every test
+collected from the base. Nothing an episode does can change the set: the score is how many of these ids passed.
 """
 
 from __future__ import annotations
@@ -84,6 +85,11 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
                          learn=learn)
         if learn and run.outcomes is not None:  # what warm interpreters import ahead: no separate run for it
             learn_modules(prepared.entry, prepared.eval_base, prepared.venv, run.venv_modules, run.tree_modules)
+        again = None
+        if task.solution is not None and run.outcomes is not None:  # ids that change from run to run never count
+            again = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
+                               timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
+                               collect_only=True, project_pytest=is_pytest(prepared.eval_base))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     output = "" if prepared.hidden_files else run.output[-2000:]  # an observation never shows hidden files
@@ -91,8 +97,13 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
         raise TaskError(f"{task.root}: cannot tell which tests count: the eval command wrote no results:\n"
                         f"{output}")
     failures: list[str] = []
+    unstable: list[str] = []
     if task.solution is not None:
         ids = [test for test, outcome in run.outcomes.items() if outcome == "passed"]
+        if again is not None and again.outcomes is not None and again.collected:
+            stable = set(again.collected)  # a time or a random value in a parametrized id: not the same test twice
+            unstable = sorted(test for test in ids if test not in stable)
+            ids = [test for test in ids if test in stable]
         failures = [test for test, outcome in run.outcomes.items() if outcome in ("failed", "error")]
         failures += list(run.collect_errors)
         what = "no test passes with solution.patch applied"
@@ -102,7 +113,10 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
     if not ids:
         raise TaskError(f"{task.root}: {what}; list the tests that count in task.toml (`tests = [...]`):\n"
                         f"{output}")
-    return {"counted": sorted(ids), "gold_failures": sorted(failures)}
+    measured = {"counted": sorted(ids), "gold_failures": sorted(failures)}
+    if unstable:
+        measured["unstable"] = unstable
+    return measured
 
 
 def test_files(counted: tuple[str, ...], folder: str = "") -> frozenset[str]:

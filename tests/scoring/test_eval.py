@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import CALC, CALC_TOML
+from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 
 
 def _eval(make_env, task_dir, files, toml=CALC_TOML, **options):
@@ -70,3 +70,23 @@ def test_task_requirements_are_installed_in_the_venv(make_env, task_dir, require
     toml = f'description = "x"\neval = "python -m pytest -q"\nrequirements = ["{requirement}"]\n'
     observation, reward, info = _eval(make_env, task_dir, files, toml)
     assert reward == 1.0, observation
+
+
+def test_a_test_whose_id_changes_from_run_to_run_never_counts(make_env, task_dir):
+    files = dict(CALC)
+    files["test_stamp.py"] = """\
+        import time
+
+        import pytest
+
+        @pytest.mark.parametrize("when", [str(time.time_ns())])  # the id differs in every run
+        def test_stamped(when):
+            assert when
+        """
+    env = make_env(task_dir(files, CALC_TOML, CALC_PATCH))
+    env.reset()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 2, "end": 2, "new_code": "    return a + b"}})
+    for _ in range(2):  # the first measures the counted tests, the second forks
+        result = env.evaluate()
+        assert (result.score, result.max_score) == (2, 2)  # test_add and test_mul: the stamped test never counts
+        assert not any("did not run" in note for note in result.notes)
