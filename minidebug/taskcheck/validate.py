@@ -13,6 +13,7 @@ did not behave, with the first error line pytest printed for it.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -113,6 +114,11 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
     row["reset_ok"] = (len(f2p) - again.passed(f2p), again.passed(p2p)) == \
         (row["base_failing"], row["base_p2p_passing"])
     problems = []
+    offline = [trouble for trouble in gold[1] if needs_network(trouble.first_line)]
+    if offline:
+        example = offline[0]
+        problems.append(f"needs the network: not runnable in a sandbox without one ({len(offline)} test(s) "
+                        f"reached for it, e.g. {example.test}: {example.first_line[:160]})")
     if row["base_failing"] < len(f2p):
         problems.append(f"{len(f2p) - row['base_failing']} FAIL_TO_PASS test(s) already pass on the base")
     if row["gold_f2p_passing"] < len(f2p):
@@ -122,6 +128,19 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
     if not row["reset_ok"]:
         problems.append("reset does not bring the base results back")
     return Validation(**row, problem="; ".join(problems))
+
+
+# What a test that reached for the network prints where there is none: a sandbox without a network (bwrap's
+# own network namespace, Landlock's refusal of sockets) or a machine offline.
+_OFFLINE = re.compile(r"Temporary failure in name resolution|Name or service not known|nodename nor servname"
+                      r"|Network is unreachable|No route to host|gaierror|Failed to establish a new connection"
+                      r"|Max retries exceeded with url|ConnectionError|URLError|ConnectTimeout"
+                      r"|socket\.socket\(\) refused|\[Errno 1\] Operation not permitted.*socket")
+
+
+def needs_network(first_line: str) -> bool:
+    """Whether a test's first error line says it reached for the network and found none."""
+    return bool(_OFFLINE.search(first_line))
 
 
 def _explained(phase: str, result: Eval, expected: dict[str, str]) -> tuple[int, tuple[Trouble, ...]]:

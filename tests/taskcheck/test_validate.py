@@ -141,3 +141,29 @@ def test_a_failed_install_of_the_venvs_packages_is_on_the_row_with_why(task_dir,
     lines = capsys.readouterr().out.splitlines()
     assert lines[3].startswith("  cannot run here: SetupError: pip install "), lines
     assert lines[3].endswith(" failed: pip finds no release of minidebug-no-such-package-7f3a<2 for this Python"), lines
+
+
+def test_a_test_that_needs_the_network_is_said_to(task_dir, cache_dir, monkeypatch, capsys):
+    """requests' old tests call httpbin.org: in a sandbox without a network (or offline) the row says why the
+    gold patch's run fails, not only that it does."""
+    from tests.conftest import CALC, CALC_PATCH
+
+    files = dict(CALC)
+    files["test_calc.py"] = textwrap.dedent("""\
+        import urllib.request
+
+        from calc import add
+
+
+        def test_add():
+            assert add(2, 3) == 5
+            urllib.request.urlopen("http://httpbin.org/get", timeout=5)
+        """)
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    task = task_dir(files, 'description = "add"\neval = "python -m pytest -q"\n'
+                           'fail_to_pass = ["test_calc.py::test_add"]\n', CALC_PATCH)
+    assert main(["validate", str(task), "--json"]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert row["problem"].startswith("needs the network: not runnable in a sandbox without one (1 test(s) "
+                                     "reached for it, e.g. test_calc.py::test_add: "), row["problem"]
+    assert "still fail with the gold patch" in row["problem"]
