@@ -5,7 +5,9 @@
 
 Runs `synthesize` (the tests that reach each candidate's function, then the rest of the suite for the
 candidates that show a bug), then validates the first `--sample` candidates it tried again the plain way: the
-whole suite once per candidate, in a scratch tree of the same venv, judged by the same rules. Prints a
+whole suite once per candidate, in a scratch tree of the same venv, judged by the same rules
+against the same counted tests (those that passed in every baseline run: a test whose id changes from run to
+run, as a parametrize id holding the time does, is in no two runs and so never counted). Prints a
 Markdown table: tried, kept, kept/tried, seconds in all and per kept task, the plain way's seconds per
 candidate and what they would come to over every candidate tried, and how many of the sample's verdicts the
 two ways share.
@@ -46,7 +48,7 @@ def main() -> None:
     scratch = Scratch(args.clone, sha, report.venv, report.pytest_args)
     try:
         base = scratch.run(timeout=1800)
-        stable, errors = base.passing(), set(base.collect_errors)
+        stable, errors = set(report.counted), set(report.baseline_errors)
         sample = report.trials[:args.sample]
         same, began = 0, time.monotonic()
         for mutation, reason, _seconds in sample:

@@ -72,9 +72,12 @@ class SynthReport:
     seconds: float = 0.0
     baseline_tests: int = 0
     # What the benchmark needs to try the same candidates another way: the venv, the eval's pytest arguments,
-    # and each candidate tried, in order, with why it was dropped ("" when kept) and its seconds.
+    # the tests counted (those passing in every baseline run) and the baseline's collection errors, and each
+    # candidate tried, in order, with why it was dropped ("" when kept) and its seconds.
     venv: Path | None = None
     pytest_args: list[str] = field(default_factory=list)
+    counted: frozenset[str] = frozenset()
+    baseline_errors: frozenset[str] = frozenset()
     trials: list[tuple[Mutation, str, float]] = field(default_factory=list)
 
     def summary(self, out: Path) -> str:
@@ -134,6 +137,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             raise SynthError(f"no test passes at {sha[:12]}: {plain.output.strip()[-500:]}")
         report.baseline_tests = len(stable)
         baseline_errors = set(plain.collect_errors) | set(traced.collect_errors)
+        report.counted, report.baseline_errors = frozenset(stable), frozenset(baseline_errors)
         limit = timeout if timeout is not None else max(10.0, 3 * plain.seconds + 10)
         full_limit = max(limit, 3 * plain.seconds + 10)
         say(f"{len(stable)} test(s) pass at {sha[:12]} ({plain.seconds:.1f} s); candidate timeout {limit:g} s")

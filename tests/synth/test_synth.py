@@ -22,6 +22,7 @@ from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
 from minidebug.synth.statement import problem_statement  # noqa: E402
 from minidebug.synth.validate import (  # noqa: E402
     RunReport,
+    Scratch,
     TestOutcome as Outcome,  # noqa: E402
     judge,
 )
@@ -182,6 +183,8 @@ def cheapest(prices):
 '''
 
 TESTS = '''\
+import time
+
 import pytest
 
 from shop.core import Basket, cheapest
@@ -212,6 +215,11 @@ def test_cheapest():
 
 def test_unknown_items_cost_nothing():
     assert Basket(PRICES).add("kiwi").total() == 0
+
+
+@pytest.mark.parametrize("stamp", [str(time.time_ns())])  # its id changes from run to run
+def test_stamped(stamp):
+    assert stamp
 '''
 
 
@@ -266,6 +274,17 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         patches.add(bug)
         failing_sets.add((meta["function"], tuple(spec["fail_to_pass"])))
     assert len(patches) == len(failing_sets) == 4  # distinct
+
+    # A test whose id changes from run to run is never counted; judged against the counted tests, a whole-suite
+    # run at the commit shows no bug (against one run's passing tests, the next run "misses" the stamped one).
+    assert len(report.counted) == 6 and not any("test_stamped" in test for test in report.counted)
+    scratch = Scratch(shop, "HEAD", report.venv, report.pytest_args)
+    try:
+        first, again = scratch.run(), scratch.run()
+    finally:
+        scratch.close()
+    assert judge(again, set(report.counted), set(report.baseline_errors), False).reason == "no test fails"
+    assert judge(again, first.passing(), set(), False).reason == "collection error"
 
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
     assert main(["check", *map(str, tasks), "--sandbox", "none"]) == 0, capsys.readouterr().out
