@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..errors import TaskError
+from ..sandbox.choose import resolve
 from ..tasks.history import TEST_FOLDERS, is_test_file, repository_version
 from ..tasks.importers.common import toml_string
 from .coverage import CoverageMap
@@ -113,6 +114,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     run_paths = _test_paths(test_files)
     if not run_paths:
         raise SynthError(f"{clone} has no test files at {sha[:12]} (test_*.py, *_test.py, or under tests/)")
+    kind = resolve(sandbox)  # the candidates' runs are confined as an episode's programs are
     venv, test_command, environment, in_episodes = _environment(clone, sha, repository, run_paths, cache_dir, sandbox)
     pytest_args = _pytest_args(test_command) + run_paths
     say(f"venv: {venv}")
@@ -122,7 +124,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     made: list[Scratch] = []
     try:
         for _ in range(max(1, jobs)):
-            made.append(Scratch(clone, sha, venv, pytest_args))
+            made.append(Scratch(clone, sha, venv, pytest_args, sandbox=kind))
             scratches.put(made[-1])
         first = made[0]
         plain = first.run(timeout=1800)

@@ -16,6 +16,8 @@ else:
 pytest.importorskip("libcst")
 
 from minidebug.run.cli import main  # noqa: E402
+from minidebug.sandbox.choose import resolve  # noqa: E402
+from minidebug.store.cache import prepare  # noqa: E402
 from minidebug.synth.build import synthesize, unified_diff  # noqa: E402
 from minidebug.synth.coverage import CoverageMap  # noqa: E402
 from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
@@ -26,6 +28,7 @@ from minidebug.synth.validate import (  # noqa: E402
     TestOutcome as Outcome,  # noqa: E402
     judge,
 )
+from minidebug.tasks.task import load_task  # noqa: E402
 
 SNIPPET = textwrap.dedent('''\
     import math
@@ -249,7 +252,7 @@ def tasks_of(out):
 def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_ones(shop, tmp_path, cache_dir,
                                                                                      monkeypatch, capsys):
     out = tmp_path / "tasks"
-    report = synthesize(shop, out, 4, seed=3, jobs=2, cache_dir=cache_dir)
+    report = synthesize(shop, out, 4, seed=3, jobs=2, cache_dir=cache_dir, sandbox="auto")
     tasks = tasks_of(out)
     assert len(tasks) == len(report.kept) == 4, report.summary(out)
     assert report.tried >= 4 and report.tried == 4 + sum(report.dropped.values())
@@ -309,3 +312,37 @@ def test_the_cli_writes_tasks_and_a_summary_and_fails_on_a_folder_that_is_no_clo
         "flip_comparison", "change_constant"}
     assert main(["synth", str(tmp_path / "nowhere"), "--out", str(out), "--max", "1"]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_candidate_runs_are_confined_as_an_episodes_programs_are(tmp_path, calc_task, cache_dir):
+    kind = resolve("auto")
+    if kind is None:
+        pytest.skip("neither bubblewrap nor Landlock works here")
+    venv = prepare(load_task(calc_task), cache_dir).venv
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "test_escape.py").write_text(textwrap.dedent(f'''\
+        from pathlib import Path
+
+
+        def test_writes_outside_its_tree():
+            Path({str(outside)!r}, "escaped").write_text("x")
+
+
+        def test_writes_its_home():
+            (Path.home() / "note").write_text("x")
+        '''))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "escape")
+    scratch = Scratch(repo, "HEAD", venv, ["tests"], sandbox=kind)
+    try:
+        report = scratch.run()
+    finally:
+        scratch.close()
+    assert report.tests["tests/test_escape.py::test_writes_its_home"].outcome == "passed", report.output
+    escaped = report.tests["tests/test_escape.py::test_writes_outside_its_tree"]
+    assert escaped.outcome == "failed" and escaped.type in ("PermissionError", "FileNotFoundError", "OSError")
+    assert not (outside / "escaped").exists()
