@@ -30,6 +30,9 @@ DRIVER = "minidebug_synth"
 # Failures that say only that a name is missing: removing a method or an assignment often gives them, and
 # their traceback points at the line at once, so such a candidate is not worth debugging (unless asked for).
 NAME_ERRORS = {"AttributeError", "NameError", "UnboundLocalError"}
+# pytest's own report is not read (the plugin writes what a verdict needs), and formatting a traceback per
+# failing test is most of the time of a run where hundreds fail: none, after the eval's options (`-rA`).
+QUIET = ["--tb=no", "-rN"]
 CPU_SECONDS = 3600  # a run's CPU limit: the wall-clock timeouts bound candidate runs; the traced suite may be long
 
 
@@ -105,7 +108,7 @@ class Scratch:
         _git(self.tree, "clean", "-fdq")
 
     def run(self, tests: list[str] | None = None, timeout: float = 60, trace: bool = False) -> RunReport:
-        """Run the eval's pytest arguments (or just `tests`, by node id) with the plugin."""
+        """Run the eval's pytest arguments (or just `tests`, by node id) with the plugin, no traceback printed."""
         out = self.out / "report.json"
         out.unlink(missing_ok=True)
         paths = [str(self.tree / "src"), str(self.tree)] if (self.tree / "src").is_dir() else [str(self.tree)]
@@ -114,7 +117,7 @@ class Scratch:
             "MINIDEBUG_SYNTH": json.dumps({"root": str(self.tree), "out": str(out), "trace": trace}),
         })
         argv = [str(self.venv / "bin" / "python"), "-m", "pytest", "-p", DRIVER, "-q",
-                *(self.pytest_args if tests is None else tests)]
+                *(self.pytest_args if tests is None else tests), *QUIET]
         done, output = self.confinement.run(argv, cwd=self.tree, env=env, timeout=timeout,
                                             writable=[self.tree, self.home, self.tmp, self.out])
         report = RunReport(timed_out=done.timed_out, seconds=done.seconds, output=output[-2000:])
