@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -144,6 +144,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
         full_limit = max(limit, 3 * plain.seconds + 10)
         say(f"{len(stable)} test(s) pass at {sha[:12]} ({plain.seconds:.1f} s); candidate timeout {limit:g} s")
         cover = CoverageMap.from_run(traced, stable)
+        all_files = _files(stable)
 
         by_modifier: dict[str, list[tuple[Site, str, frozenset[str]]]] = {}
         for path in cover.files():
@@ -166,9 +167,11 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             try:
                 mutation = candidate.mutation
                 scratch.write(mutation.path, mutation.source)
-                # Tests that reach the candidate, by node id; where they are half the counted tests or more,
-                # the whole suite at once (a run fewer for a kept candidate, and no long list of ids).
-                whole = 2 * len(candidate.tests) >= len(stable)
+                # Tests that reach the candidate, by node id; where they lie in half the counted tests' files or
+                # more, the whole suite at once: collecting (importing the test modules, and with them the
+                # project) is most of a run, and a kept candidate's rest of the suite would collect those
+                # files again.
+                whole = 2 * len(_files(candidate.tests)) >= len(all_files)
                 expected = stable if whole else set(candidate.tests)
                 screen = scratch.run(None if whole else sorted(candidate.tests), full_limit if whole else limit)
                 verdict = judge(screen, expected, baseline_errors, keep_name_errors)
@@ -214,6 +217,11 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             scratch.close()
     report.seconds = time.monotonic() - started
     return report
+
+
+def _files(tests: Iterable[str]) -> set[str]:
+    """The test files of pytest node ids."""
+    return {test.split("::", 1)[0] for test in tests}
 
 
 def _where(mutation: Mutation) -> str:

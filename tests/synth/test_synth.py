@@ -185,12 +185,13 @@ def cheapest(prices):
     return best
 '''
 
-TESTS = '''\
-import time
-
+# Three test files: a candidate that the tests of one reach is tried by those tests alone, by node id; one that
+# tests of two or more reach, by the whole suite at once.
+TESTS = {
+    "test_basket.py": '''\
 import pytest
 
-from shop.core import Basket, cheapest
+from shop.core import Basket
 
 PRICES = {"apple": 3, "pear": 5, "fig": 2}
 
@@ -199,31 +200,46 @@ def test_total():
     assert Basket(PRICES).add("apple", 2).add("pear").total() == 11
 
 
+def test_count_must_be_positive():
+    with pytest.raises(ValueError):
+        Basket(PRICES).add("fig", 0)
+
+
+def test_unknown_items_cost_nothing():
+    assert Basket(PRICES).add("kiwi").total() == 0
+''',
+    "test_discount.py": '''\
+from shop.core import Basket
+
+PRICES = {"apple": 3, "pear": 5, "fig": 2}
+
+
 def test_discount_is_capped():
     assert Basket(PRICES).add("pear", 2).discounted(80) == 5.0
 
 
 def test_discount():
     assert Basket(PRICES).add("pear", 2).discounted(10) == 9.0
+''',
+    "test_cheapest.py": '''\
+import time
 
+import pytest
 
-def test_count_must_be_positive():
-    with pytest.raises(ValueError):
-        Basket(PRICES).add("fig", 0)
+from shop.core import cheapest
+
+PRICES = {"apple": 3, "pear": 5, "fig": 2}
 
 
 def test_cheapest():
     assert cheapest(PRICES) == "fig"
 
 
-def test_unknown_items_cost_nothing():
-    assert Basket(PRICES).add("kiwi").total() == 0
-
-
 @pytest.mark.parametrize("stamp", [str(time.time_ns())])  # its id changes from run to run
 def test_stamped(stamp):
     assert stamp
-'''
+''',
+}
 
 
 def git(cwd, *args):
@@ -238,7 +254,8 @@ def shop(tmp_path):
     (repo / "tests").mkdir()
     (repo / "shop" / "__init__.py").write_text("")
     (repo / "shop" / "core.py").write_text(SHOP)
-    (repo / "tests" / "test_shop.py").write_text(TESTS)
+    for name, text in TESTS.items():
+        (repo / "tests" / name).write_text(text)
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "shop")
@@ -261,7 +278,7 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         spec = tomllib.loads((task / "task.toml").read_text())
         meta = json.loads((task / "synth.json").read_text())
         bug = (task / "bug.patch").read_text()
-        assert spec["source"]["test_patch"] == "bug.patch" and spec["readonly"] == ["tests/test_shop.py"]
+        assert spec["source"]["test_patch"] == "bug.patch" and spec["readonly"] == [f"tests/{name}" for name in sorted(TESTS)]
         assert spec["fail_to_pass"] and set(spec["fail_to_pass"]).isdisjoint(spec["pass_to_pass"])
         assert len(spec["fail_to_pass"]) + len(spec["pass_to_pass"]) == 6
         assert meta["failing_tests"] == len(spec["fail_to_pass"])
