@@ -97,7 +97,8 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
                modifiers: Sequence[str] | None = None, repository: str | None = None, jobs: int = 1,
                keep_name_errors: bool = False, timeout: float | None = None, cache_dir: Path | None = None,
                sandbox: str | None = None, progress: Callable[[str], None] | None = None) -> SynthReport:
-    """Write up to `max_tasks` task folders under `out` from procedural bugs of `clone` at `commit`.
+    """Write up to `max_tasks` task folders under `out` from procedural bugs of `clone` at `commit`; every test
+    run is confined in `sandbox` (as `make()` takes it: None runs them unconfined).
 
     Raises:
         SynthError: the clone or commit is not there, or the suite does not run at the commit.
