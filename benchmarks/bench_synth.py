@@ -5,7 +5,9 @@
 
 Runs `synthesize` (the tests that reach each candidate's function, then the rest of the suite for the
 candidates that show a bug), then validates the first `--sample` candidates it tried again the plain way: the
-whole suite once per candidate, in a scratch tree of the same venv, judged by the same rules. Prints a
+whole suite once per candidate, in a scratch tree of the same venv and sandbox, judged by the same rules
+against the same counted tests (those that passed in every baseline run: a test whose id changes from run to
+run, as a parametrize id holding the time does, is in no two runs and so never counted). Prints a
 Markdown table: tried, kept, kept/tried, seconds in all and per kept task, the plain way's seconds per
 candidate and what they would come to over every candidate tried, and how many of the sample's verdicts the
 two ways share.
@@ -19,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from minidebug.sandbox.choose import COMMAND_LINE_NAMES, from_command_line, resolve
 from minidebug.synth.build import synthesize
 from minidebug.synth.validate import Scratch, judge
 
@@ -33,20 +36,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sample", type=int, default=20, help="candidates validated again by the whole suite")
     parser.add_argument("--out", type=Path, help="where the tasks go (default: a temporary folder)")
+    parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
+                        help="the sandbox of the candidates' runs, both ways (default: auto, as the command line)")
     args = parser.parse_args()
+    sandbox = from_command_line(args.sandbox)
 
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-synth-"))
     report = synthesize(args.clone, out, args.max, commit=args.commit, seed=args.seed, repository=args.repository,
-                        jobs=args.jobs)
+                        jobs=args.jobs, sandbox=sandbox)
     print(report.summary(out), "\n")
     assert report.venv is not None
 
     sha = subprocess.run(["git", "-C", str(args.clone), "rev-parse", args.commit], capture_output=True, text=True,
                          check=True).stdout.strip()
-    scratch = Scratch(args.clone, sha, report.venv, report.pytest_args)
+    scratch = Scratch(args.clone, sha, report.venv, report.pytest_args, sandbox=resolve(sandbox))
     try:
         base = scratch.run(timeout=1800)
-        stable, errors = base.passing(), set(base.collect_errors)
+        stable, errors = set(report.counted), set(report.baseline_errors)
         sample = report.trials[:args.sample]
         same, began = 0, time.monotonic()
         for mutation, reason, _seconds in sample:

@@ -401,7 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
     synth_parser.add_argument("--keep-name-errors", action="store_true",
                               help="also keep bugs whose tests fail only with AttributeError or NameError")
     synth_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
-                              help="the sandbox of the episode that measures which tests count (default: auto)")
+                              help="the sandbox of the candidates' test runs and of the episode that measures "
+                                   "which tests count (default: auto)")
     synth_parser.add_argument("-v", "--verbose", action="store_true", help="a line per candidate on stderr")
     synth_parser.set_defaults(handler=_synth)
 

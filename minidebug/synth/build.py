@@ -24,13 +24,14 @@ import subprocess
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..errors import TaskError
+from ..sandbox.choose import resolve
 from ..tasks.history import TEST_FOLDERS, is_test_file, repository_version
 from ..tasks.importers.common import toml_string
 from .coverage import CoverageMap
@@ -72,9 +73,12 @@ class SynthReport:
     seconds: float = 0.0
     baseline_tests: int = 0
     # What the benchmark needs to try the same candidates another way: the venv, the eval's pytest arguments,
-    # and each candidate tried, in order, with why it was dropped ("" when kept) and its seconds.
+    # the tests counted (those passing in every baseline run) and the baseline's collection errors, and each
+    # candidate tried, in order, with why it was dropped ("" when kept) and its seconds.
     venv: Path | None = None
     pytest_args: list[str] = field(default_factory=list)
+    counted: frozenset[str] = frozenset()
+    baseline_errors: frozenset[str] = frozenset()
     trials: list[tuple[Mutation, str, float]] = field(default_factory=list)
 
     def summary(self, out: Path) -> str:
@@ -93,7 +97,8 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
                modifiers: Sequence[str] | None = None, repository: str | None = None, jobs: int = 1,
                keep_name_errors: bool = False, timeout: float | None = None, cache_dir: Path | None = None,
                sandbox: str | None = None, progress: Callable[[str], None] | None = None) -> SynthReport:
-    """Write up to `max_tasks` task folders under `out` from procedural bugs of `clone` at `commit`.
+    """Write up to `max_tasks` task folders under `out` from procedural bugs of `clone` at `commit`; every test
+    run is confined in `sandbox` (as `make()` takes it: None runs them unconfined).
 
     Raises:
         SynthError: the clone or commit is not there, or the suite does not run at the commit.
@@ -110,6 +115,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     run_paths = _test_paths(test_files)
     if not run_paths:
         raise SynthError(f"{clone} has no test files at {sha[:12]} (test_*.py, *_test.py, or under tests/)")
+    kind = resolve(sandbox)  # the candidates' runs are confined as an episode's programs are
     venv, test_command, environment, in_episodes = _environment(clone, sha, repository, run_paths, cache_dir, sandbox)
     pytest_args = _pytest_args(test_command) + run_paths
     say(f"venv: {venv}")
@@ -119,7 +125,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     made: list[Scratch] = []
     try:
         for _ in range(max(1, jobs)):
-            made.append(Scratch(clone, sha, venv, pytest_args))
+            made.append(Scratch(clone, sha, venv, pytest_args, sandbox=kind))
             scratches.put(made[-1])
         first = made[0]
         plain = first.run(timeout=1800)
@@ -134,10 +140,12 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             raise SynthError(f"no test passes at {sha[:12]}: {plain.output.strip()[-500:]}")
         report.baseline_tests = len(stable)
         baseline_errors = set(plain.collect_errors) | set(traced.collect_errors)
+        report.counted, report.baseline_errors = frozenset(stable), frozenset(baseline_errors)
         limit = timeout if timeout is not None else max(10.0, 3 * plain.seconds + 10)
         full_limit = max(limit, 3 * plain.seconds + 10)
         say(f"{len(stable)} test(s) pass at {sha[:12]} ({plain.seconds:.1f} s); candidate timeout {limit:g} s")
         cover = CoverageMap.from_run(traced, stable)
+        all_files = _files(stable)
 
         by_modifier: dict[str, list[tuple[Site, str, frozenset[str]]]] = {}
         for path in cover.files():
@@ -160,13 +168,19 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             try:
                 mutation = candidate.mutation
                 scratch.write(mutation.path, mutation.source)
-                screen = scratch.run(sorted(candidate.tests), limit)
-                verdict = judge(screen, set(candidate.tests), baseline_errors, keep_name_errors)
+                # Tests that reach the candidate, by node id; where they lie in half the counted tests' files or
+                # more, the whole suite at once: collecting (importing the test modules, and with them the
+                # project) is most of a run, and a kept candidate's rest of the suite would collect those
+                # files again.
+                whole = 2 * len(_files(candidate.tests)) >= len(all_files)
+                expected = stable if whole else set(candidate.tests)
+                screen = scratch.run(None if whole else sorted(candidate.tests), full_limit if whole else limit)
+                verdict = judge(screen, expected, baseline_errors, keep_name_errors)
                 if verdict.reason:
                     return _Outcome(candidate, verdict.reason, seconds=time.monotonic() - began)
                 # The rest of the suite, so that each kept task's tests run once in full.
-                rest = sorted(stable - candidate.tests)
-                failing, passing = dict(verdict.failing), screen.passing() & candidate.tests
+                rest = sorted(stable - expected)
+                failing, passing = dict(verdict.failing), screen.passing() & expected
                 if rest:
                     others = scratch.run(rest, full_limit)
                     verdict = judge(others, set(rest), baseline_errors, keep_name_errors=True)
@@ -204,6 +218,11 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             scratch.close()
     report.seconds = time.monotonic() - started
     return report
+
+
+def _files(tests: Iterable[str]) -> set[str]:
+    """The test files of pytest node ids."""
+    return {test.split("::", 1)[0] for test in tests}
 
 
 def _where(mutation: Mutation) -> str:

@@ -1,10 +1,12 @@
 """Running a project's tests on a candidate bug: scratch trees, one pytest run, and the verdict on a candidate.
 
 A scratch tree is a shared clone of the repository at the commit (the venv's build products laid in, as
-episodes have them), reset by git after each candidate. A run is a plain pytest subprocess in the venv's
-interpreter (the worktree and its src/ first on PYTHONPATH, no bytecode written, own session killed whole at
-its timeout) with the `minidebug_synth` plugin (see minidebug/drivers), which reports each test's outcome,
-exception and traceback frames, and, for the coverage run, the functions each test reached.
+episodes have them), reset by git after each candidate. A run is a pytest process in the venv's interpreter
+(the worktree and its src/ first on PYTHONPATH, no bytecode written, own session killed whole at its timeout),
+confined as an episode's programs are (`Confinement`: the sandbox asked for, resource limits, the environment
+allowlist; only the tree, HOME, TMPDIR and the report's folder writable), with the `minidebug_synth` plugin
+(see minidebug/drivers), which reports each test's outcome, exception and traceback frames, and, for the
+coverage run, the functions each test reached.
 """
 
 from __future__ import annotations
@@ -18,14 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MinidebugError
-from ..sandbox.process import episode_environ, run
+from ..sandbox.confinement import Confinement
+from ..sandbox.process import episode_environ
 from ..store.cache import DRIVER_SOURCES
 from ..store.venv import lay_build_products
+from ..tasks.spec import Limits
 
 DRIVER = "minidebug_synth"
 # Failures that say only that a name is missing: removing a method or an assignment often gives them, and
 # their traceback points at the line at once, so such a candidate is not worth debugging (unless asked for).
 NAME_ERRORS = {"AttributeError", "NameError", "UnboundLocalError"}
+# pytest's own report is not read (the plugin writes what a verdict needs), and formatting a traceback per
+# failing test is most of the time of a run where hundreds fail: none, after the eval's options (`-rA`).
+QUIET = ["--tb=no", "-rN"]
+CPU_SECONDS = 3600  # a run's CPU limit: the wall-clock timeouts bound candidate runs; the traced suite may be long
 
 
 class SynthError(MinidebugError):
@@ -62,20 +70,31 @@ class RunReport:
 
 
 class Scratch:
-    """A throwaway tree of the repository at a commit, for one worker's runs."""
+    """A throwaway tree of the repository at a commit, for one worker's runs, confined in `sandbox` ("bwrap",
+    "landlock" or None, as `sandbox.choose.resolve` gives it) with an episode's default limits."""
 
-    def __init__(self, clone: Path, commit: str, venv: Path, pytest_args: list[str], where: Path | None = None):
+    def __init__(self, clone: Path, commit: str, venv: Path, pytest_args: list[str], where: Path | None = None,
+                 sandbox: str | None = None):
         self.dir = Path(tempfile.mkdtemp(prefix="minidebug-synth-", dir=where))
         self.tree = self.dir / "tree"
         self.venv, self.pytest_args = venv, pytest_args
         self.plugins = self.dir / "plugins"
         self.plugins.mkdir()
         shutil.copy2(DRIVER_SOURCES / f"{DRIVER}.py", self.plugins / f"{DRIVER}.py")
-        (self.dir / "home").mkdir()
-        (self.dir / "tmp").mkdir()
-        _git(self.dir, "clone", "--quiet", "--shared", "--no-checkout", str(Path(clone).resolve()), str(self.tree))
-        _git(self.tree, "checkout", "--quiet", "--detach", commit)
-        lay_build_products(venv, self.tree)
+        self.home, self.tmp, self.out = self.dir / "home", self.dir / "tmp", self.dir / "out"
+        for folder in (self.home, self.tmp, self.out):
+            folder.mkdir()
+        limits = Limits()
+        self.confinement = Confinement(limits.memory_mb, CPU_SECONDS, limits.file_size_mb, limits.processes,
+                                       sandbox, venv, (self.plugins,))
+        try:
+            _git(self.dir, "clone", "--quiet", "--shared", "--no-checkout", str(Path(clone).resolve()),
+                 str(self.tree))
+            _git(self.tree, "checkout", "--quiet", "--detach", commit)
+            lay_build_products(venv, self.tree)
+        except BaseException:
+            self.close()
+            raise
 
     def read(self, path: str) -> str:
         return (self.tree / path).read_text(encoding="utf-8")
@@ -89,18 +108,19 @@ class Scratch:
         _git(self.tree, "clean", "-fdq")
 
     def run(self, tests: list[str] | None = None, timeout: float = 60, trace: bool = False) -> RunReport:
-        """Run the eval's pytest arguments (or just `tests`, by node id) with the plugin."""
-        out = self.dir / "report.json"
+        """Run the eval's pytest arguments (or just `tests`, by node id) with the plugin, no traceback printed."""
+        out = self.out / "report.json"
         out.unlink(missing_ok=True)
         paths = [str(self.tree / "src"), str(self.tree)] if (self.tree / "src").is_dir() else [str(self.tree)]
-        env = episode_environ(self.venv, self.dir / "home", self.dir / "tmp", {
+        env = episode_environ(self.venv, self.home, self.tmp, {
             "PYTHONPATH": os.pathsep.join([*paths, str(self.plugins)]),
             "MINIDEBUG_SYNTH": json.dumps({"root": str(self.tree), "out": str(out), "trace": trace}),
         })
         argv = [str(self.venv / "bin" / "python"), "-m", "pytest", "-p", DRIVER, "-q",
-                *(self.pytest_args if tests is None else tests)]
-        done = run(argv, cwd=self.tree, env=env, timeout=timeout, max_output=20_000)
-        report = RunReport(timed_out=done.timed_out, seconds=done.seconds, output=done.output[-2000:])
+                *(self.pytest_args if tests is None else tests), *QUIET]
+        done, output = self.confinement.run(argv, cwd=self.tree, env=env, timeout=timeout,
+                                            writable=[self.tree, self.home, self.tmp, self.out])
+        report = RunReport(timed_out=done.timed_out, seconds=done.seconds, output=output[-2000:])
         if out.is_file():
             data = json.loads(out.read_text(encoding="utf-8"))
             report.tests = {test: TestOutcome(entry["outcome"], entry.get("type", ""), entry.get("message", ""),
@@ -112,6 +132,7 @@ class Scratch:
         return report
 
     def close(self) -> None:
+        self.confinement.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -16,15 +16,19 @@ else:
 pytest.importorskip("libcst")
 
 from minidebug.run.cli import main  # noqa: E402
+from minidebug.sandbox.choose import resolve  # noqa: E402
+from minidebug.store.cache import prepare  # noqa: E402
 from minidebug.synth.build import synthesize, unified_diff  # noqa: E402
 from minidebug.synth.coverage import CoverageMap  # noqa: E402
 from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
 from minidebug.synth.statement import problem_statement  # noqa: E402
 from minidebug.synth.validate import (  # noqa: E402
     RunReport,
+    Scratch,
     TestOutcome as Outcome,  # noqa: E402
     judge,
 )
+from minidebug.tasks.task import load_task  # noqa: E402
 
 SNIPPET = textwrap.dedent('''\
     import math
@@ -181,10 +185,13 @@ def cheapest(prices):
     return best
 '''
 
-TESTS = '''\
+# Three test files: a candidate that the tests of one reach is tried by those tests alone, by node id; one that
+# tests of two or more reach, by the whole suite at once.
+TESTS = {
+    "test_basket.py": '''\
 import pytest
 
-from shop.core import Basket, cheapest
+from shop.core import Basket
 
 PRICES = {"apple": 3, "pear": 5, "fig": 2}
 
@@ -193,26 +200,46 @@ def test_total():
     assert Basket(PRICES).add("apple", 2).add("pear").total() == 11
 
 
+def test_count_must_be_positive():
+    with pytest.raises(ValueError):
+        Basket(PRICES).add("fig", 0)
+
+
+def test_unknown_items_cost_nothing():
+    assert Basket(PRICES).add("kiwi").total() == 0
+''',
+    "test_discount.py": '''\
+from shop.core import Basket
+
+PRICES = {"apple": 3, "pear": 5, "fig": 2}
+
+
 def test_discount_is_capped():
     assert Basket(PRICES).add("pear", 2).discounted(80) == 5.0
 
 
 def test_discount():
     assert Basket(PRICES).add("pear", 2).discounted(10) == 9.0
+''',
+    "test_cheapest.py": '''\
+import time
 
+import pytest
 
-def test_count_must_be_positive():
-    with pytest.raises(ValueError):
-        Basket(PRICES).add("fig", 0)
+from shop.core import cheapest
+
+PRICES = {"apple": 3, "pear": 5, "fig": 2}
 
 
 def test_cheapest():
     assert cheapest(PRICES) == "fig"
 
 
-def test_unknown_items_cost_nothing():
-    assert Basket(PRICES).add("kiwi").total() == 0
-'''
+@pytest.mark.parametrize("stamp", [str(time.time_ns())])  # its id changes from run to run
+def test_stamped(stamp):
+    assert stamp
+''',
+}
 
 
 def git(cwd, *args):
@@ -227,7 +254,8 @@ def shop(tmp_path):
     (repo / "tests").mkdir()
     (repo / "shop" / "__init__.py").write_text("")
     (repo / "shop" / "core.py").write_text(SHOP)
-    (repo / "tests" / "test_shop.py").write_text(TESTS)
+    for name, text in TESTS.items():
+        (repo / "tests" / name).write_text(text)
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "shop")
@@ -241,7 +269,7 @@ def tasks_of(out):
 def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_ones(shop, tmp_path, cache_dir,
                                                                                      monkeypatch, capsys):
     out = tmp_path / "tasks"
-    report = synthesize(shop, out, 4, seed=3, jobs=2, cache_dir=cache_dir)
+    report = synthesize(shop, out, 4, seed=3, jobs=2, cache_dir=cache_dir, sandbox="auto")
     tasks = tasks_of(out)
     assert len(tasks) == len(report.kept) == 4, report.summary(out)
     assert report.tried >= 4 and report.tried == 4 + sum(report.dropped.values())
@@ -250,7 +278,7 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         spec = tomllib.loads((task / "task.toml").read_text())
         meta = json.loads((task / "synth.json").read_text())
         bug = (task / "bug.patch").read_text()
-        assert spec["source"]["test_patch"] == "bug.patch" and spec["readonly"] == ["tests/test_shop.py"]
+        assert spec["source"]["test_patch"] == "bug.patch" and spec["readonly"] == [f"tests/{name}" for name in sorted(TESTS)]
         assert spec["fail_to_pass"] and set(spec["fail_to_pass"]).isdisjoint(spec["pass_to_pass"])
         assert len(spec["fail_to_pass"]) + len(spec["pass_to_pass"]) == 6
         assert meta["failing_tests"] == len(spec["fail_to_pass"])
@@ -266,6 +294,17 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         patches.add(bug)
         failing_sets.add((meta["function"], tuple(spec["fail_to_pass"])))
     assert len(patches) == len(failing_sets) == 4  # distinct
+
+    # A test whose id changes from run to run is never counted; judged against the counted tests, a whole-suite
+    # run at the commit shows no bug (against one run's passing tests, the next run "misses" the stamped one).
+    assert len(report.counted) == 6 and not any("test_stamped" in test for test in report.counted)
+    scratch = Scratch(shop, "HEAD", report.venv, report.pytest_args)
+    try:
+        first, again = scratch.run(), scratch.run()
+    finally:
+        scratch.close()
+    assert judge(again, set(report.counted), set(report.baseline_errors), False).reason == "no test fails"
+    assert judge(again, first.passing(), set(), False).reason == "collection error"
 
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
     assert main(["check", *map(str, tasks), "--sandbox", "none"]) == 0, capsys.readouterr().out
@@ -290,3 +329,37 @@ def test_the_cli_writes_tasks_and_a_summary_and_fails_on_a_folder_that_is_no_clo
         "flip_comparison", "change_constant"}
     assert main(["synth", str(tmp_path / "nowhere"), "--out", str(out), "--max", "1"]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_candidate_runs_are_confined_as_an_episodes_programs_are(tmp_path, calc_task, cache_dir):
+    kind = resolve("auto")
+    if kind is None:
+        pytest.skip("neither bubblewrap nor Landlock works here")
+    venv = prepare(load_task(calc_task), cache_dir).venv
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "test_escape.py").write_text(textwrap.dedent(f'''\
+        from pathlib import Path
+
+
+        def test_writes_outside_its_tree():
+            Path({str(outside)!r}, "escaped").write_text("x")
+
+
+        def test_writes_its_home():
+            (Path.home() / "note").write_text("x")
+        '''))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "escape")
+    scratch = Scratch(repo, "HEAD", venv, ["tests"], sandbox=kind)
+    try:
+        report = scratch.run()
+    finally:
+        scratch.close()
+    assert report.tests["tests/test_escape.py::test_writes_its_home"].outcome == "passed", report.output
+    escaped = report.tests["tests/test_escape.py::test_writes_outside_its_tree"]
+    assert escaped.outcome == "failed" and escaped.type in ("PermissionError", "FileNotFoundError", "OSError")
+    assert not (outside / "escaped").exists()
