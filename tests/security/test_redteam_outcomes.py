@@ -11,7 +11,8 @@
   each test part swallows as a success: raised outright, or from a result whose `==` raises it only where the
   comparison would fail.
 
-`add` is wrong for a > 1, so the unfixed project earns only `test_small`.
+`add` is wrong for a > 1, so the unfixed project earns only `test_small`. The default run tries each in
+fork mode (the checks are installed in the warm interpreter before its snapshot); `-m slow` in fresh mode too.
 """
 
 from __future__ import annotations
@@ -208,7 +209,7 @@ def test_a_subtest_the_project_skips_does_not_pass_its_test(make_env, task_dir, 
     assert result.score == 1 and result.tests[table] == ("xfailed" if skip == "pytest.xfail" else "skipped")
 
 
-@pytest.mark.parametrize("mode", ["fork", "fresh"])
+@pytest.mark.parametrize("mode", ["fork", pytest.param("fresh", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("quiet", [False, True], ids=["default-handler", "projects-handler"])
 @pytest.mark.parametrize("tests", [ASYNC_UNITTEST, ASYNCIO_RUN], ids=["IsolatedAsyncioTestCase", "asyncio.run"])
 def test_finishing_the_tests_own_asyncio_task_is_a_finding(make_env, task_dir, tests, quiet, mode):
@@ -217,7 +218,7 @@ def test_finishing_the_tests_own_asyncio_task_is_a_finding(make_env, task_dir, t
     assert result.score == 0 and any("asyncio task was marked finished from outside" in s for s in result.suspicious)
 
 
-@pytest.mark.parametrize("mode", ["fork", "fresh"])
+@pytest.mark.parametrize("mode", ["fork", pytest.param("fresh", marks=pytest.mark.slow)])
 def test_a_test_coroutine_left_waiting_for_ever_behind_its_finished_task_is_a_finding(make_env, task_dir, mode):
     async_buggy = BUGGY.replace("def add", "async def add")
     task = task_dir({"calc.py": async_buggy, "test_calc.py": ASYNC_ADD_TESTS}, TOML)
@@ -239,7 +240,7 @@ def test_unittests_stop_signal_raised_by_the_project_is_an_error_and_a_finding(m
     assert result.tests[large] == "failed"  # an error of its call: not passed, strict or not
 
 
-@pytest.mark.parametrize("mode", ["fork", "fresh"])
+@pytest.mark.parametrize("mode", ["fork", pytest.param("fresh", marks=pytest.mark.slow)])
 def test_a_tests_own_event_loop_sees_its_task_finished_from_outside(make_env, task_dir, mode):
     async_buggy = BUGGY.replace("def add", "async def add")
     task = task_dir({"calc.py": async_buggy, "test_calc.py": OWN_LOOP}, TOML)
