@@ -99,6 +99,7 @@ class WarmInterpreter:
 
         self._started = process.in_background(start)  # the caller goes on while the new process enters its cgroup
         self._proc: subprocess.Popen | None = None
+        self._memory_kb: int | None = None  # see memory_kb
 
     def run(self, report: socket.socket, timeout: float,
             max_output: int = process.DEFAULT_MAX_OUTPUT) -> Completed | None:
@@ -236,9 +237,15 @@ class WarmInterpreter:
         return None if self._bwrap or self._proc is None or not self._started.done() else self._proc.pid
 
     def memory_kb(self) -> int:
-        """The proportional set size of the interpreter's processes (under bwrap, bwrap's too), in kB."""
+        """The proportional set size of the interpreter's processes (under bwrap, bwrap's too), in kB. Measured
+        once it is ready and between runs (it grows no more: each run is a child of its own), then kept."""
+        if self._memory_kb is not None:
+            return self._memory_kb
         proc = self._started_process() if self._state != "closed" else None
-        return reaper.tree_memory_kb(proc.pid) if proc is not None else 0
+        size = reaper.tree_memory_kb(proc.pid) if proc is not None else 0
+        if self._state == "ready":
+            self._memory_kb = size
+        return size
 
     @property
     def alive(self) -> bool:
