@@ -219,12 +219,14 @@ def test_finishing_the_tests_own_asyncio_task_is_a_finding(make_env, task_dir, t
 
 
 @pytest.mark.parametrize("mode", ["fork", pytest.param("fresh", marks=pytest.mark.slow)])
-def test_a_test_coroutine_left_waiting_for_ever_behind_its_finished_task_is_a_finding(make_env, task_dir, mode):
+@pytest.mark.parametrize("tests", [ASYNC_ADD_TESTS, OWN_LOOP], ids=["asyncio.run", "own-loop"])
+def test_a_test_coroutine_left_waiting_for_ever_behind_its_finished_task_is_a_finding(make_env, task_dir, tests,
+                                                                                      mode):
     async_buggy = BUGGY.replace("def add", "async def add")
-    task = task_dir({"calc.py": async_buggy, "test_calc.py": ASYNC_ADD_TESTS}, TOML)
-    env = make_env(task, strict=True, eval_mode=mode)
+    env = make_env(task_dir({"calc.py": async_buggy, "test_calc.py": tests}, TOML), strict=True, eval_mode=mode)
     env.reset()
-    assert (env.evaluate().score, env.evaluate().max_score) == (1, 2)
+    honest = env.evaluate()
+    assert (honest.score, honest.max_score) == (1, 2)
     env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 1, "end": 4,
                                             "new_code": textwrap.dedent(NEVER_ENDS)}})
     result = env.evaluate()
@@ -238,19 +240,6 @@ def test_unittests_stop_signal_raised_by_the_project_is_an_error_and_a_finding(m
     assert result.score == 0 and any("_ShouldStop was raised by the code under test" in s for s in result.suspicious)
     large = next(test for test in result.tests if test.endswith(("::test_table", "::test_large")))
     assert result.tests[large] == "failed"  # an error of its call: not passed, strict or not
-
-
-@pytest.mark.parametrize("mode", ["fork", pytest.param("fresh", marks=pytest.mark.slow)])
-def test_a_tests_own_event_loop_sees_its_task_finished_from_outside(make_env, task_dir, mode):
-    async_buggy = BUGGY.replace("def add", "async def add")
-    task = task_dir({"calc.py": async_buggy, "test_calc.py": OWN_LOOP}, TOML)
-    env = make_env(task, strict=True, eval_mode=mode)
-    env.reset()
-    assert (env.evaluate().score, env.evaluate().max_score) == (1, 2)
-    env.step({"name": "edit", "arguments": {"path": "calc.py", "start": 1, "end": 4,
-                                            "new_code": textwrap.dedent(NEVER_ENDS)}})
-    result = env.evaluate()
-    assert result.score == 0 and any("asyncio task was marked finished from outside" in s for s in result.suspicious)
 
 
 def test_unittests_own_stops_are_no_finding(make_env, task_dir):
