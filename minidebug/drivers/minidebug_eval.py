@@ -24,7 +24,7 @@ import sys
 from itertools import count
 
 from minidebug_calls import new_style, old_style
-from minidebug_protocol import EXIT, FRESH, INTERRUPT, KILL, PID, READY, RUN, message, tag
+from minidebug_protocol import EXIT, FRESH, INTERRUPT, KILL, PID, READY, RUN, dumps, message, tag
 
 
 class _Recorded:
@@ -233,16 +233,19 @@ def _sender(fd, key):
     numbers = count()
 
     def send(kind, text, _fd=fd, _key=key, _number=numbers.__next__, _tag=tag, _write=os.write,
-             _encode=str.encode):
-        line = kind + _encode(text.replace("\n", " "), "utf-8", "replace")
-        data = memoryview(_tag(_key, _number(), line) + line + b"\n")
+             _encode=str.encode, _replace=str.replace, _view=memoryview):
+        __tracebackhide__ = True  # a failure shown never prints the key among the arguments
+        line = kind + _encode(_replace(text, "\n", " "), "utf-8", "replace")
+        data = _view(_tag(_key, _number(), line) + line + b"\n")
         while data:
             data = data[_write(_fd, data):]
 
-    def stream(test, outcome, _send=send, _dumps=json.dumps):
+    def stream(test, outcome, _send=send, _dumps=dumps):
+        __tracebackhide__ = True
         _send(b"=", _dumps([test, outcome]))
 
     def flag(finding, _send=send):
+        __tracebackhide__ = True
         _send(b"!", finding)
 
     return send, stream, flag
@@ -255,6 +258,7 @@ def run(fd, settings):
     "django", the run is of `script` (relative to the tree) with `args` instead (see minidebug_unittest)."""
     _not_dumpable()  # what the tests start (same user, no capability) cannot read or trace this process
     send, stream, flag = _sender(fd, bytes.fromhex(settings.pop("key")))
+    report_text = dumps  # bound before the project is imported, as the report's lines are
     script = settings["script"] if settings.get("runner") == "django" else None
     learned = settings.get("learned", [])
     if settings.get("project_pytest"):  # the project is pytest: its own code runs its tests, from source
@@ -274,7 +278,6 @@ def run(fd, settings):
     unittest_runner = None
     if script:
         import minidebug_unittest as unittest_runner
-    dumps = json.dumps
     before, writes = (None, None) if unittest_runner or not _WARM_STATE else _WARM_STATE.pop()
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
                   unittest_runner.GUARDED if unittest_runner else (), before, writes, _PRECOMPILED_NAMES[0])
@@ -314,7 +317,7 @@ def run(fd, settings):
             from minidebug_precompiled import tree_modules
 
             learned_now = {"venv_modules": _venv_modules(), "tree_modules": tree_modules(tree)}
-        send(b"", dumps({**recorded(), **learned_now}))
+        send(b"", report_text({**recorded(), **learned_now}))
     return int(code)
 
 

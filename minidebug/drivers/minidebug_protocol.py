@@ -41,6 +41,61 @@ def message(word, *fields):
     return b" ".join(parts) + b"\n"
 
 
+_ESCAPES = {code: "\\u%04x" % code for code in range(32)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\t"): "\\t"})
+_INFINITY = float("inf")
+
+
+def dumps(value, _escapes=_ESCAPES, _translate=str.translate, _join=str.join, _int=int.__repr__,
+          _float=float.__repr__, _type=type, _reversed=reversed, _items=dict.items, _inf=_INFINITY,
+          _range=range, _len=len, _str=str, _bool=bool, _integer=int, _real=float, _list=list, _tuple=tuple,
+          _dict=dict, _error=TypeError):
+    """JSON text of `value` (None, bool, int, float, str, and lists, tuples and str-keyed dicts of them), for
+    the report's lines. Written with the built-in types' own methods alone, each held as a default value, and
+    without recursion through a global name: not through `json`, whose shared encoder
+    (`json._default_encoder`) code under test can change in place between two lines of the report."""
+    parts, stack = [], [(False, value)]
+    while stack:
+        literal, item = stack.pop()
+        if literal:
+            parts.append(item)
+            continue
+        kind = _type(item)
+        if kind is _str:
+            parts.append('"' + _translate(item, _escapes) + '"')
+        elif item is None:
+            parts.append("null")
+        elif kind is _bool:
+            parts.append("true" if item else "false")
+        elif kind is _integer:
+            parts.append(_int(item))
+        elif kind is _real:
+            parts.append(_float(item) if item == item and item != _inf and item != -_inf
+                         else "NaN" if item != item else "Infinity" if item > 0 else "-Infinity")
+        elif kind is _list or kind is _tuple or kind is _dict:
+            pairs = kind is _dict
+            entries = _items(item) if pairs else item
+            inner = []
+            for entry in entries:
+                if pairs and _type(entry[0]) is not _str:
+                    raise _error("a report's keys are strings")
+                inner.append(entry)
+            stack.append((True, "}" if pairs else "]"))
+            for index in _reversed(_range(_len(inner))):
+                if pairs:
+                    stack.append((False, inner[index][1]))
+                    stack.append((True, ": "))
+                    stack.append((False, inner[index][0]))
+                else:
+                    stack.append((False, inner[index]))
+                if index:
+                    stack.append((True, ", "))
+            stack.append((True, "{" if pairs else "["))
+        else:
+            raise _error("a report holds only JSON's types, not " + kind.__name__)
+    return _join("", parts)
+
+
 def words(line):
     """A control line (bytes or str, without its newline) split into words (bytes)."""
     return (line.encode("ascii", "replace") if isinstance(line, str) else line).split()

@@ -58,6 +58,8 @@ _EVENTS = {
     "object.__delattr__": ("stack", "deletes {name} from {target}"),
     "open": ("stack", "opens {name}"),
     "os.symlink": ("stack", "links to {name} (process memory or descriptors)"),
+    "sys.addaudithook": ("stack", "adds an audit hook (sys.addaudithook), which is handed the frames and objects "
+                                  "of every audited event"),
     "compile": ("taint", ""),
 }
 _FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")

@@ -34,7 +34,9 @@ class GlobSet:
         """True if the path, or one of its parent folders, matches."""
         if not self.patterns:
             return False
-        return self._spec.match_file(rel_path)
+        # A line break in a name is matched as any other character: the patterns' `.` never matches one, and
+        # no pattern holds a NUL byte.
+        return self._spec.match_file(rel_path.replace("\n", "\0"))
 
     def __bool__(self) -> bool:
         return bool(self.patterns)

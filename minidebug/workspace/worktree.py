@@ -263,6 +263,8 @@ class Workspace:
             raise ToolError("path must be a string")
         if "\0" in path:
             raise ToolError("path contains a NUL byte")
+        if "\n" in path or "\r" in path:
+            raise ToolError("path contains a line break")
         if len(path) > 4096:
             raise ToolError("path is too long")
         if os.path.isabs(path):

@@ -131,6 +131,7 @@ def test_readonly_files_are_restored_before_eval(make_env, calc_task):
     ("/etc/passwd", "absolute paths are not allowed"),
     ("a/../../x", "'..' is not allowed"),
     ("bad\0name", "NUL byte"),
+    ("a\nb/conftest.py", "line break"),
     (".git/config", "no such file"),
     ("escape/passwd", "resolves outside the project"),
     ("loop", "cannot resolve"),
@@ -173,3 +174,18 @@ def test_venvs_are_keyed_by_the_interpreter_itself(tmp_path):
     keys = {venv_key(str(path), ["pytest"]) for path in (real, tmp_path / "python-link", shim)}
     assert len(keys) == 1
     assert venv_key(real, ["pytest", "six"]) not in keys
+
+
+def test_a_line_break_in_a_name_does_not_hide_a_harness_file_from_eval(make_env, calc_task):
+    """A program may make a file whose folder's name holds a line break (the file tools refuse such paths):
+    eval still knows a conftest.py or a test file by its name, and takes neither from the agent."""
+    env = make_env(calc_task, bash=True)
+    env.reset()
+    root = env.workspace.root
+    (root / "a\nb").mkdir()
+    (root / "a\nb" / "conftest.py").write_text("raise SystemExit('the agent's conftest ran')\n")
+    (root / "c\nd").mkdir()
+    (root / "c\nd" / "test_zz.py").write_text("def test_zz():\n    pass\n")
+    observation, _, _, _, info = env.step({"name": "eval"})
+    assert "the agent's conftest ran" not in observation
+    assert (info["score"], info["max_score"]) == (1, 2), observation
