@@ -15,7 +15,8 @@ the report cannot take it back. Three checks:
   if it was in the tree before the run), implementations taken out, hook calls routed elsewhere;
 - after the run, the module and class attributes of pytest, pluggy, builtins and the driver compared with
   those they had before the project was imported (a value replaced, a class attribute added), and the
-  agent's functions and classes looked for in every module of the standard library and the venv.
+  agent's functions and classes looked for in every module of the standard library and the venv, and in the
+  attributes of the objects those modules hold (see minidebug_modules.planted_in_objects).
 
 The audit hook also notes the namespace each file of the tree runs in (see minidebug_identity), and the
 watch's pytest plugins check each test's call (see minidebug_calls) and the modules the agent does not own
@@ -36,7 +37,8 @@ from minidebug_identity import Genuine, namespace_of_exec
 from minidebug_pristine import HOOKS, Pristine, poisoned_caches
 from minidebug_writes import Writes, deferred_calls
 from minidebug_modules import (RAW_MEMORY, ModuleState, agent_code, agent_values, class_file, class_namespace,
-                               classes_in, note_version, protected_names, raw_memory, unchanged, unwrapped)
+                               classes_in, note_version, planted_in_objects, protected_names, raw_memory, unchanged,
+                               unwrapped)
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -205,6 +207,8 @@ class Watch:
                    if issubclass(type(module), types.ModuleType) and self.outside(module)]
         before = {**self.pristine.copies, **{name: copy for name, _, copy in self._before}}
         for change in agent_values(outside, self._judge, before, self._tree):
+            self._report("", 0, change)
+        for change in planted_in_objects(outside, self._judge):
             self._report("", 0, change)
         if _identity(self._fd) != self._socket:  # what the driver sends goes elsewhere (see minidebug_protocol)
             self._report("", 0, "the eval's report socket was replaced during the run")

@@ -74,6 +74,9 @@ ATTACKS = {
                                     '    def decode(self, text):\n        return 12.566\n\n\n'
                                     'json._default_decoder.__class__ = _Decoder\n',
                                     "sets __class__ on an object of JSONDecoder"),
+    "a method of the project's on an object": ('import json\n\n\ndef _decode(text):\n    return 12.566\n\n\n'
+                                               'json._default_decoder.decode = _decode\n',
+                                               "json._default_decoder.decode was set to code of the agent's"),
 }
 
 
