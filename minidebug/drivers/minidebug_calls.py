@@ -48,6 +48,7 @@ class _Checks:
         self.checked = []  # the item whose call runs now, and what pytest was to call for it, as checked
         self.last = [None, None]  # the class and parent of the item whose classes were last checked
         self.calling = []  # the item whose function runs now, and that function
+        self.called_once = False  # whether a test's call was checked already
         self.call = _recording_call(self)
         self.changed_classes(function_type, "")  # pytest's test function items, as before the project is imported
 
@@ -76,7 +77,8 @@ class _Checks:
     def runtest_call(self, item):
         __tracebackhide__ = True  # the failure shows what was refused, not this plugin's code
         genuine, report, function_type, path_of = self.genuine, self.report, self.function_type, self.path_of
-        findings = self.state.changes()
+        findings = self.state.changes(signals=not self.called_once)  # after each call they are read anyway
+        self.called_once = True
         if self.hooks:
             findings += self.hooks[0].before_call()
         if type(item) is not self.last[0] or item.parent is not self.last[1]:  # a new class or file of tests

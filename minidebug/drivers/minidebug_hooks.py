@@ -16,6 +16,7 @@ before each test's call (the hooks that run a test, see `RUN_HOOKS`) and after t
   manager's inner call (`_inner_hookexec`, what `add_hookcall_monitoring` replaces) is the one it had.
 """
 
+import operator
 import types
 
 _FUNCTION, _METHOD, _MODULE = types.FunctionType, types.MethodType, types.ModuleType
@@ -45,6 +46,7 @@ class HookCheck:
         self._before = {name: self._impls(caller) for name, caller in list(callers.items())
                         if type(caller) is self._caller_type}
         self._seen = {}  # hook name -> (its caller, its implementations) as last judged before a test's call
+        self._calls_through = {}  # hook name -> its caller's `_hookexec` as last found to be the manager's own
 
     def before_call(self):
         """Findings about the hooks that run a test, changed since the last test (or since the state was
@@ -58,7 +60,7 @@ class HookCheck:
             impls = self._impls(caller)
             seen = self._seen.get(name)
             if seen is not None and seen[0] is caller and len(seen[1]) == len(impls) \
-                    and all(map(_same, seen[1], impls)):
+                    and all(map(operator.is_, seen[1], impls)):
                 continue
             found += self._judged(name, caller, impls)
             self._seen[name] = (caller, impls)
@@ -89,9 +91,14 @@ class HookCheck:
                     found.append(f"pytest's hook {name} was removed")
             elif type(caller) is not self._caller_type:
                 found.append(f"pytest's hook {name} is not a hook caller of pluggy's ({type(caller).__name__})")
-            elif self._hookexec is not None and (_function_of(getattr(caller, "_hookexec", None)) is not
-                                                 self._hookexec or caller._hookexec.__self__ is not self._manager):
-                found.append(f"pytest's hook {name} calls its implementations through other code")
+            elif self._hookexec is not None:
+                through = getattr(caller, "_hookexec", None)
+                if through is not None and self._calls_through.get(name) is through:
+                    continue  # the very bound method found right before (it can be neither rebound nor changed)
+                if _function_of(through) is not self._hookexec or through.__self__ is not self._manager:
+                    found.append(f"pytest's hook {name} calls its implementations through other code")
+                else:
+                    self._calls_through[name] = through
         return found
 
     def _judged(self, name, caller, impls):

@@ -164,8 +164,9 @@ class ModuleState:
         filename = _module_dict(module).get("__file__")
         return type(filename) is str and filename.startswith(self._tree) and filename not in self._task_files
 
-    def changes(self):
-        """What changed since the last check, as findings (the state checked becomes the new reference)."""
+    def changes(self, signals=True):
+        """What changed since the last check, as findings (the state checked becomes the new reference); with
+        `signals` false, the signal handlers are left to the next check that reads them (see frame_hooks)."""
         found = []
         modules, is_ = sys.modules, operator.is_
         version = self._version(modules) if self._version else None
@@ -184,13 +185,13 @@ class ModuleState:
             self._hooks = tuple(sys.path_hooks)
         if builtins.__import__ is not self._import and agent_code(builtins.__import__, self._judge):
             found.append("builtins.__import__ was replaced")
-        found += self.frame_hooks()
+        found += self.frame_hooks(signals)
         path_finder, file_finder = self._finder_classes
         if path_finder.get("find_spec") is not self._finders[0] or file_finder.get("find_spec") is not self._finders[1]:
             found.append("importlib's path finders were replaced")
         return found
 
-    def frame_hooks(self):
+    def frame_hooks(self, signals=True):
         """What is set now that is handed the running code's frames, from which everything on the stack can be
         reached: trace and profile functions (this thread's, and those new threads get) that are not a venv
         package's (a coverage tool's), so none of the standard library's tools nor any code of the agent's,
@@ -202,6 +203,8 @@ class ModuleState:
         found = [] if all(map(operator.is_, hooks, (None,) * 4)) else [
             f"a {what} function is set ({_described(hook)})" for what, hook in zip(_HOOKS, hooks)
             if hook is not None and not _venv_code(hook, self._judge)]
+        if not signals:
+            return found
         handlers = tuple(map(_getsignal, self._signals))
         if not all(map(operator.is_, handlers, self._handlers)):
             found += [f"a handler of signal {number} is set ({_described(handler)})"
@@ -403,23 +406,26 @@ _mro = type.__dict__["__mro__"].__get__
 _NOT_OBJECTS = (type, _MODULE, _FUNCTION, _METHOD, types.BuiltinFunctionType)
 
 
-def planted_in_objects(modules, judge):
+def planted_in_objects(modules, judge, before):
     """Code of the agent's left in the attributes of the objects that modules of the standard library and the
     venv (`modules`: [(name, module)]) hold at module level: `json._default_encoder.encode` given a function of
     the project's, a logger's `handle` method replaced. Such an object's attributes are no module's or
     class's, so `agent_values` does not see them; what the agent's code sets there changes what every user of
-    the object computes. Only an instance of a class of those modules is looked into, and only through its
-    type's own `__dict__` slot (never code of the object's)."""
-    found, seen, slots = [], set(), {}
+    the object computes. `before`: name -> the copy of a module's namespace taken before the run (whose
+    objects a warm interpreter lists once, see objects_in). Only an instance of a class of a trusted file is
+    judged, and only through its type's own `__dict__` slot (never code of the object's)."""
+    found, seen, is_ = [], set(), operator.is_
     for name, module in modules:
         if name == "sys" or not _is(module, _MODULE):
             continue
-        for key, value in list(_module_dict(module).items()):
-            kind = type(value)
-            slot = slots.get(kind, slots)
-            if slot is slots:
-                slot = slots[kind] = _instance_dict_slot(kind, judge)
-            if slot is None or id(value) in seen:
+        namespace, copy = _module_dict(module), before.get(name)
+        if copy is not None and (unchanged(namespace) or len(namespace) == len(copy)
+                                 and all(map(is_, list(namespace.values()), copy.values()))):
+            objects = objects_in(name, copy)
+        else:
+            objects = _objects(namespace)
+        for key, value, slot in objects:
+            if id(value) in seen or unchanged(value):
                 continue
             seen.add(id(value))
             try:
@@ -429,25 +435,52 @@ def planted_in_objects(modules, judge):
             if type(attributes) is not dict:
                 continue
             for attribute, item in list(attributes.items()):
-                if (type(item) is _FUNCTION or type(item) is _METHOD or _is(item, type)) and agent_code(item, judge):
+                if (type(item) is _FUNCTION or type(item) is _METHOD or _is(item, type)) \
+                        and agent_code(item, judge) and judge(class_file(type(value)) or "") is False:
                     found.append(f"{name}.{key}.{attribute} was set to code of the agent's during the run")
     return found
 
 
-def _instance_dict_slot(kind, judge):
-    """The `__dict__` slot of instances of `kind`, a class of a trusted file (the standard library's or the
-    venv's), or None: for classes, modules, functions, objects without one and objects of other files'
-    classes (an object of the agent's own class is judged where it is bound, by `agent_values`)."""
+_OBJECTS = {}  # id(a namespace copy) -> (the copy, its objects): found once, in a warm interpreter before it forks
+
+
+def objects_in(name, copy, note=False):
+    """[(attribute, object, its type's `__dict__` slot)] for the objects with an attribute dict bound in `copy`,
+    a copy of module `name`'s namespace that no one changes; with `note`, each one's attributes' version tag
+    is noted too (see note_version)."""
+    found = _OBJECTS.get(id(copy))
+    if found is None or found[0] is not copy:
+        found = _OBJECTS[id(copy)] = (copy, _objects(copy))
+        if note:
+            for _, value, slot in found[1]:
+                attributes = slot.__get__(value)
+                if type(attributes) is dict:
+                    note_version(value, attributes)
+    return found[1]
+
+
+def _objects(namespace):
+    found, slots = [], {}
+    for key, value in list(namespace.items()):
+        kind = type(value)
+        slot = slots.get(kind, slots)
+        if slot is slots:
+            slot = slots[kind] = _instance_dict_slot(kind)
+        if slot is not None:
+            found.append((key, value, slot))
+    return found
+
+
+def _instance_dict_slot(kind):
+    """The `__dict__` slot of instances of `kind`, or None: for classes, modules, functions and objects
+    without one."""
     if issubclass(kind, _NOT_OBJECTS):
         return None
     for klass in _mro(kind):
         slot = _class_dict(klass).get("__dict__")
         if slot is not None:
-            break
-    if type(slot) is not _GETSET:
-        return None
-    filename = class_file(kind)
-    return slot if type(filename) is str and judge(filename) is False else None
+            return slot if type(slot) is _GETSET else None
+    return None
 
 def _own_code(name, own_file, tree, judge):
     """own_code(value): whether a callable is module `name`'s own (its file's, or a class it defines) or the

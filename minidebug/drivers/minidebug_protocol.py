@@ -47,13 +47,15 @@ _INFINITY = float("inf")
 
 
 def dumps(value, _escapes=_ESCAPES, _translate=str.translate, _join=str.join, _int=int.__repr__,
-          _float=float.__repr__, _type=type, _reversed=reversed, _items=dict.items, _inf=_INFINITY,
+          _float=float.__repr__, _to_float=float.__float__, _type=type, _subclass=issubclass, _reversed=reversed,
+          _items=dict.items, _copy=list.copy, _slice=tuple.__getitem__, _all=slice(None), _inf=_INFINITY,
           _range=range, _len=len, _str=str, _bool=bool, _integer=int, _real=float, _list=list, _tuple=tuple,
           _dict=dict, _error=TypeError):
-    """JSON text of `value` (None, bool, int, float, str, and lists, tuples and str-keyed dicts of them), for
-    the report's lines. Written with the built-in types' own methods alone, each held as a default value, and
-    without recursion through a global name: not through `json`, whose shared encoder
-    (`json._default_encoder`) code under test can change in place between two lines of the report."""
+    """JSON text of `value` (None, bool, int, float, str, and lists, tuples and str-keyed dicts of them, of
+    subclasses too), for the report's lines. Written with the built-in types' own methods alone, each held as
+    a default value (a subclass's own methods are never called), and without recursion through a global
+    name: not through `json`, whose shared encoder (`json._default_encoder`) code under test can change in
+    place between two lines of the report."""
     parts, stack = [], [(False, value)]
     while stack:
         literal, item = stack.pop()
@@ -61,33 +63,34 @@ def dumps(value, _escapes=_ESCAPES, _translate=str.translate, _join=str.join, _i
             parts.append(item)
             continue
         kind = _type(item)
-        if kind is _str:
+        if _subclass(kind, _str):
             parts.append('"' + _translate(item, _escapes) + '"')
         elif item is None:
             parts.append("null")
         elif kind is _bool:
             parts.append("true" if item else "false")
-        elif kind is _integer:
+        elif _subclass(kind, _integer):
             parts.append(_int(item))
-        elif kind is _real:
-            parts.append(_float(item) if item == item and item != _inf and item != -_inf
-                         else "NaN" if item != item else "Infinity" if item > 0 else "-Infinity")
-        elif kind is _list or kind is _tuple or kind is _dict:
-            pairs = kind is _dict
-            entries = _items(item) if pairs else item
-            inner = []
-            for entry in entries:
-                if pairs and _type(entry[0]) is not _str:
-                    raise _error("a report's keys are strings")
-                inner.append(entry)
+        elif _subclass(kind, _real):
+            number = _to_float(item)  # a plain float: no comparison of a subclass's own
+            parts.append(_float(number) if number == number and number != _inf and number != -_inf
+                         else "NaN" if number != number else "Infinity" if number > 0 else "-Infinity")
+        elif _subclass(kind, (_list, _tuple, _dict)):
+            pairs = _subclass(kind, _dict)
+            entries = _copy(item) if _subclass(kind, _list) else _slice(item, _all) if not pairs else []
+            if pairs:
+                for key, entry in _items(item):
+                    if not _subclass(_type(key), _str):
+                        raise _error("a report's keys are strings")
+                    entries.append((key, entry))
             stack.append((True, "}" if pairs else "]"))
-            for index in _reversed(_range(_len(inner))):
+            for index in _reversed(_range(_len(entries))):
                 if pairs:
-                    stack.append((False, inner[index][1]))
+                    stack.append((False, entries[index][1]))
                     stack.append((True, ": "))
-                    stack.append((False, inner[index][0]))
+                    stack.append((False, entries[index][0]))
                 else:
-                    stack.append((False, inner[index]))
+                    stack.append((False, entries[index]))
                 if index:
                     stack.append((True, ", "))
             stack.append((True, "{" if pairs else "["))

@@ -37,8 +37,8 @@ from minidebug_identity import Genuine, namespace_of_exec
 from minidebug_pristine import HOOKS, Pristine, poisoned_caches
 from minidebug_writes import Writes, deferred_calls
 from minidebug_modules import (RAW_MEMORY, ModuleState, agent_code, agent_values, class_file, class_namespace,
-                               classes_in, note_version, planted_in_objects, protected_names, raw_memory, unchanged,
-                               unwrapped)
+                               classes_in, note_version, objects_in, planted_in_objects, protected_names, raw_memory,
+                               unchanged, unwrapped)
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -208,7 +208,7 @@ class Watch:
         before = {**self.pristine.copies, **{name: copy for name, _, copy in self._before}}
         for change in agent_values(outside, self._judge, before, self._tree):
             self._report("", 0, change)
-        for change in planted_in_objects(outside, self._judge):
+        for change in planted_in_objects(outside, self._judge, before):
             self._report("", 0, change)
         if _identity(self._fd) != self._socket:  # what the driver sends goes elsewhere (see minidebug_protocol)
             self._report("", 0, "the eval's report socket was replaced during the run")
@@ -271,6 +271,7 @@ def snapshot(also=(), note=False):
         guarded = name.split(".", 1)[0] in GUARDED or name in also
         state.append((name, namespace if guarded else None, dict(namespace)))  # else compared by agent_values
         found = classes_in(name, state[-1][2])  # agent_values looks into these modules' classes too
+        objects_in(name, state[-1][2], note)  # and planted_in_objects into the objects they hold
         if note:
             note_version(namespace, namespace)
             for _, (_, klass, _, _) in found:

@@ -212,3 +212,49 @@ def test_an_unfinished_last_line_is_ignored_without_a_finding():
     first, second = lines(key, OUTCOME, REPORT)
     report, findings = _parse(first + b"\n" + second[:20], key)
     assert report is None and findings == []
+
+
+class _Text(str):
+    def translate(self, table):
+        raise AssertionError("a subclass's method was called")
+
+    def __eq__(self, other):
+        raise AssertionError("a subclass's method was called")
+
+    __hash__ = str.__hash__
+
+
+class _Outcomes(dict):
+    def items(self):
+        raise AssertionError("a subclass's method was called")
+
+    def __iter__(self):
+        raise AssertionError("a subclass's method was called")
+
+
+class _Tests(list):
+    def __iter__(self):
+        raise AssertionError("a subclass's method was called")
+
+
+class _Number(float):
+    def __eq__(self, other):
+        raise AssertionError("a subclass's method was called")
+
+    __hash__ = float.__hash__
+
+
+@pytest.mark.unit
+def test_the_report_is_written_as_json_reads_it_without_calling_code_of_the_values():
+    """The driver's JSON writer: what `json` writes of the same data, for any text, and a subclass's own
+    methods (a project's, handed to the recorder in place of its dict) never run."""
+    from minidebug.drivers.minidebug_protocol import dumps
+
+    plain = {"tests": {"t.py::a[x\n\"y\\\x01é]": "passed", "t.py::b": "failed"}, "counts": [1, 2.5, None, True],
+             "pair": ("a", float("inf")), "none": float("nan")}
+    assert repr(json.loads(dumps(plain))) == repr(json.loads(json.dumps(plain)))
+    odd = _Outcomes({_Text("t.py::a"): _Text("failed")})
+    assert json.loads(dumps({"tests": odd, "ids": _Tests([_Text("x")]), "n": _Number(1.5)})) == \
+        {"tests": {"t.py::a": "failed"}, "ids": ["x"], "n": 1.5}
+    with pytest.raises(TypeError):
+        dumps({"tests": object()})
