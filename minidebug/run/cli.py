@@ -126,10 +126,16 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from ..taskcheck.validate import format_validations, validate_tasks
+    from ..taskcheck.validate import format_validations, iter_validations
 
-    rows = validate_tasks([str(path) for path in args.tasks], args.jobs, {"sandbox": from_command_line(args.sandbox)})
-    print("\n".join(row.to_json() for row in rows) if args.json else format_validations(rows))
+    rows = []
+    for row in iter_validations([str(path) for path in args.tasks], args.jobs,
+                                {"sandbox": from_command_line(args.sandbox)}):
+        rows.append(row)
+        if args.json:  # a line per task as it is done; the table waits for every row (its width)
+            print(row.to_json(), flush=True)
+    if not args.json:
+        print(format_validations(rows))
     return 0 if all(row.ok for row in rows) else 1
 
 

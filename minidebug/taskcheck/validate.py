@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -202,13 +203,21 @@ def _validate_spec(spec: tuple[str, dict[str, Any]]) -> Validation:
 
 def validate_tasks(paths: list[str], jobs: int = 1, make_options: dict[str, Any] | None = None) -> list[Validation]:
     """Validate many task folders, `jobs` at a time (worker processes), in the order given."""
+    return list(iter_validations(paths, jobs, make_options))
+
+
+def iter_validations(paths: list[str], jobs: int = 1,
+                     make_options: dict[str, Any] | None = None) -> Iterator[Validation]:
+    """Each task folder's row as soon as it and those before it are done, `jobs` tasks at a time, in the
+    order given (a long run shows its rows as it goes)."""
     specs = [(str(path), dict(make_options or {})) for path in paths]
     if jobs <= 1 or len(specs) <= 1:
-        return [validate_task(*spec) for spec in specs]
+        yield from (validate_task(*spec) for spec in specs)
+        return
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(min(jobs, len(specs))) as pool:
-        return pool.map(_validate_spec, specs)
+        yield from pool.imap(_validate_spec, specs)
 
 
 def format_validations(rows: list[Validation]) -> str:

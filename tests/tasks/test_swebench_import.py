@@ -111,6 +111,7 @@ def test_filter_slice_and_test_lists():
         parse_test_ids("[a::b", "F")
 
 
+@pytest.mark.slow  # three tasks validated twice: about a minute on 2 loaded cores
 def test_validate_reports_each_task_and_keeps_going(clones, tmp_path, cache_dir, monkeypatch, capsys):
     repos, commit = clones
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
@@ -136,6 +137,10 @@ def test_validate_reports_each_task_and_keeps_going(clones, tmp_path, cache_dir,
     assert lines[6].split()[-1] == "INVALID" and "already pass on the base" in lines[8]
     assert lines[9] == "  base: tests/test_ops.py::test_negate (passed, expected to fail)"
     assert lines[-1] == "1/3 tasks valid"
+    assert main(["validate", *tasks, "-j", "2", "--sandbox", "none", "--json"]) == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]  # a line per task, in order
+    assert [(row["task"], row["ok"]) for row in rows] == [
+        ("example__mathlib-1", True), ("example__mathlib-4", False), ("example__mathlib-5", False)]
 
 
 CUT_TEST_PATCH = textwrap.dedent("""\
