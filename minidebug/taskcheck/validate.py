@@ -114,7 +114,9 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
     again = run.after_reset
     row["reset_ok"] = (len(f2p) - again.passed(f2p), again.passed(p2p)) == \
         (row["base_failing"], row["base_p2p_passing"])
-    problems = []
+    problems = [f"the {phase} eval timed out after {limit} s (the task's eval_timeout: `--eval-timeout` or the "
+                f"task's [limits] raise it)" for phase, limit in (("base", _timed_out(run.base)),
+                                                                  ("gold", _timed_out(run.gold))) if limit]
     offline = [trouble for trouble in gold[1] if needs_network(trouble.first_line)]
     if offline:
         example = offline[0]
@@ -137,6 +139,12 @@ _OFFLINE = re.compile(r"Temporary failure in name resolution|Name or service not
                       r"|Network is unreachable|No route to host|gaierror|Failed to establish a new connection"
                       r"|Max retries exceeded with url|ConnectionError|URLError|ConnectTimeout"
                       r"|socket\.socket\(\) refused|\[Errno 1\] Operation not permitted.*socket")
+
+
+def _timed_out(result: Eval | None) -> str:
+    """The limit an eval was killed at (its output's last line says so), or "" when it was not."""
+    match = re.search(r"\[timed out after ([\d.]+) s", result.output) if result is not None else None
+    return match.group(1) if match else ""
 
 
 def needs_network(first_line: str) -> bool:
