@@ -141,7 +141,9 @@ class Genuine:
                 return "its file was written during the run"
             imports = self._imports[path] = _module_imports(self._file(path))
         for name, sources in imports:
-            bound, known = namespace.get(name, namespace), False
+            if name not in namespace:  # an import that did not run (under an `if`): it bound nothing to judge
+                continue
+            bound, known = namespace[name], False
             for module_name, attribute in sources:
                 expected = _imported(module_name, attribute, namespace)
                 if expected is None:

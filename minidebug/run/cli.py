@@ -126,10 +126,18 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from ..taskcheck.validate import format_validations, validate_tasks
+    from ..taskcheck.validate import format_validations, iter_validations
 
-    rows = validate_tasks([str(path) for path in args.tasks], args.jobs, {"sandbox": from_command_line(args.sandbox)})
-    print("\n".join(row.to_json() for row in rows) if args.json else format_validations(rows))
+    options: dict[str, Any] = {"sandbox": from_command_line(args.sandbox)}
+    if args.eval_timeout is not None:
+        options["eval_timeout"] = args.eval_timeout
+    rows = []
+    for row in iter_validations([str(path) for path in args.tasks], args.jobs, options):
+        rows.append(row)
+        if args.json:  # a line per task as it is done; the table waits for every row (its width)
+            print(row.to_json(), flush=True)
+    if not args.json:
+        print(format_validations(rows))
     return 0 if all(row.ok for row in rows) else 1
 
 
@@ -348,6 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
                                  help="the sandbox the runs use (default: auto, as in make())")
     validate_parser.add_argument("--json", action="store_true", help="one JSON object per task, a line each")
+    validate_parser.add_argument("--eval-timeout", type=float, default=None,
+                                 help="seconds each eval may take (default: the task's eval_timeout, 60 unless its "
+                                      "[limits] say otherwise)")
     validate_parser.set_defaults(handler=_validate)
 
     import_parser = commands.add_parser("import", help="convert another task collection into task folders")

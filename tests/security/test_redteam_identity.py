@@ -562,3 +562,37 @@ def test_a_file_in_a_codec_the_project_registers_is_a_finding(make_env, calc):
     reward, observation, info = evaluate(env)
     assert reward == 0.0, observation
     assert any("helper.py:1: declares the source encoding nope13" in finding for finding in info["suspicious"]), info
+
+
+# sympy's test_lambdify.py imports os only `if tensorflow:`; its tests ran, and failed as "rebound", where
+# no tensorflow was installed (sympy__sympy-15011's gold run).
+UNRUN_IMPORT = """\
+import sys
+
+if sys.version_info < (3,):
+    import os
+
+from calc import add, mul
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+"""
+
+
+@pytest.mark.parametrize("sandbox", [None, pytest.param("bwrap", marks=needs_bwrap)])
+def test_an_import_of_the_test_module_that_did_not_run_is_no_finding(make_env, task_dir, sandbox):
+    task = task_dir({**CALC, "test_calc.py": UNRUN_IMPORT}, CALC_TOML, CALC_PATCH, name="unrun_import")
+    env = make_env(task, strict=True, sandbox=sandbox)
+    env.reset()
+    reward, observation, info = evaluate(env)
+    assert reward == 0.5 and not info.get("suspicious"), observation
+    fixed = textwrap.dedent(CALC["calc.py"]).replace("a - b", "a + b")
+    old = (env.workspace.root / "calc.py").read_text()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": fixed}})
+    reward, observation, info = evaluate(env)
+    assert reward == 1.0 and not info.get("suspicious"), observation

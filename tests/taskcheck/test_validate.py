@@ -167,3 +167,17 @@ def test_a_test_that_needs_the_network_is_said_to(task_dir, cache_dir, monkeypat
     assert row["problem"].startswith("needs the network: not runnable in a sandbox without one (1 test(s) "
                                      "reached for it, e.g. test_calc.py::test_add: "), row["problem"]
     assert "still fail with the gold patch" in row["problem"]
+
+
+@pytest.mark.unit
+def test_fail_to_pass_tests_passing_on_the_base_say_what_is_known_of_why():
+    """sympy__sympy-13177's test_mod_inverse is FAIL_TO_PASS in SWE-bench's log and passes on its base here:
+    SWE-bench ran `bin/test -C` (sympy's cache off, a random hash seed), where the base's RecursionError comes
+    and goes with the seed. The row says so for sympy's tasks, and only the count for others."""
+    from minidebug.taskcheck.validate import already_passing
+
+    sympy = already_passing(1, "sympy/sympy")
+    assert sympy.startswith("1 FAIL_TO_PASS test(s) already pass on the base (SWE-bench ran `bin/test -C`: ")
+    assert "SYMPY_USE_CACHE=no PYTHONHASHSEED=2" in sympy
+    assert already_passing(2, "pallets/flask") == already_passing(2, None) == \
+        "2 FAIL_TO_PASS test(s) already pass on the base"

@@ -87,3 +87,58 @@ def test_an_instance_from_history_is_read_at_its_commits(moved_on):
     assert made["version"] == "1.3"  # the base commit's setup.py, not HEAD's 2.0 nor the working tree's 3.1
     assert made["patch"] == git(repo, "diff", "--full-index", f"{fix}~1", fix, "--", "pkg/core.py") + "\n"
     assert "+def test_issue_9157" not in made["test_patch"] and "X == 2" in made["test_patch"]
+
+
+SHARED_PATCH = """\
+--- /dev/null
++++ b/pkg/tests/test_more.py
+@@ -0,0 +1,6 @@
++def test_other():
++    pass
++
++
++def test_more_new():
++    assert False
+--- a/pkg/tests/test_other.py
++++ b/pkg/tests/test_other.py
+@@ -1,2 +1,2 @@
+ def test_other():
+-    pass
++    assert True
+"""
+
+
+def test_a_pass_to_pass_name_several_touched_files_define_stands_for_each(moved_on, tmp_path, capsys):
+    """SWE-bench runs every file the test patch touches and keeps one status per bare name: a PASS_TO_PASS
+    name two of them define (sympy__sympy-12236's test_noncommutative) is each file's test; a FAIL_TO_PASS
+    one is ambiguous, and its instance is skipped."""
+    repos, _, base, _ = moved_on
+    instances = tmp_path / "instances.json"
+    common = {"repo": "example/bare", "base_commit": base, "patch": GOLD, "test_patch": SHARED_PATCH,
+              "problem_statement": "X is 1."}
+    instances.write_text(json.dumps([
+        {"instance_id": "example__bare-2", **common, "FAIL_TO_PASS": ["test_more_new"], "PASS_TO_PASS": ["test_other"]},
+        {"instance_id": "example__bare-3", **common, "FAIL_TO_PASS": ["test_other"], "PASS_TO_PASS": []}]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    out = capsys.readouterr().out
+    assert "example__bare-3: the bare test name 'test_other' is defined in 2 of them" in out
+    spec = load_task(tmp_path / "t" / "example__bare-2").spec
+    assert spec.fail_to_pass == ["pkg/tests/test_more.py::test_more_new"]
+    assert spec.pass_to_pass == ["pkg/tests/test_more.py::test_other", "pkg/tests/test_other.py::test_other"]
+
+
+def test_pass_to_pass_ids_that_are_pieces_of_the_log_are_left_out(moved_on, tmp_path, capsys):
+    """pytest-dev__pytest-5227's PASS_TO_PASS holds `[100%]`, `[` and `[100%]------`: its log's progress
+    markers, which SWE-bench's parser took for test ids. Where every FAIL_TO_PASS id is a node id they are
+    left out, saying so, and the instance is imported."""
+    repos, _, base, _ = moved_on
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([{
+        "instance_id": "example__bare-4", "repo": "example/bare", "base_commit": base, "patch": GOLD,
+        "test_patch": TEST_PATCH, "problem_statement": "X is 1.",
+        "FAIL_TO_PASS": ["pkg/tests/test_core.py::test_new"],
+        "PASS_TO_PASS": ["[100%]", "[", "[100%]------------------------------", "pkg/tests/test_core.py::test_last"]}]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    out = capsys.readouterr().out
+    assert "example__bare-4: 3 PASS_TO_PASS id(s) left out: not test ids but pieces of the log" in out
+    assert load_task(tmp_path / "t" / "example__bare-4").spec.pass_to_pass == ["pkg/tests/test_core.py::test_last"]

@@ -111,6 +111,7 @@ def test_filter_slice_and_test_lists():
         parse_test_ids("[a::b", "F")
 
 
+@pytest.mark.slow  # three tasks validated twice: about a minute on 2 loaded cores
 def test_validate_reports_each_task_and_keeps_going(clones, tmp_path, cache_dir, monkeypatch, capsys):
     repos, commit = clones
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
@@ -136,6 +137,10 @@ def test_validate_reports_each_task_and_keeps_going(clones, tmp_path, cache_dir,
     assert lines[6].split()[-1] == "INVALID" and "already pass on the base" in lines[8]
     assert lines[9] == "  base: tests/test_ops.py::test_negate (passed, expected to fail)"
     assert lines[-1] == "1/3 tasks valid"
+    assert main(["validate", *tasks, "-j", "2", "--sandbox", "none", "--json"]) == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]  # a line per task, in order
+    assert [(row["task"], row["ok"]) for row in rows] == [
+        ("example__mathlib-1", True), ("example__mathlib-4", False), ("example__mathlib-5", False)]
 
 
 CUT_TEST_PATCH = textwrap.dedent("""\
@@ -254,3 +259,34 @@ def test_a_patch_naming_a_path_outside_the_project_is_refused_at_import(clones, 
                                         "(git apply refuses it too)"], lines
     assert sorted(p.name for p in out.iterdir()) == ["example__mathlib-1"]  # nothing written for it
     load_task(out / "example__mathlib-1")
+
+
+SLOW_TEST_PATCH = textwrap.dedent("""\
+    --- /dev/null
+    +++ b/tests/test_double.py
+    @@ -0,0 +1,7 @@
+    +import time
+    +from mathlib.ops import double
+    +
+    +
+    +def test_double():
+    +    time.sleep(60)
+    +    assert double(4) == 8
+    """)
+
+
+@pytest.mark.slow  # builds a venv and waits out three evals
+def test_validate_says_an_eval_timed_out_and_takes_a_longer_limit(clones, tmp_path, cache_dir, monkeypatch, capsys):
+    """An eval killed at eval_timeout is the row's first problem (sympy__sympy-11870's test file takes more than
+    60 s), not 'still fail with the gold patch'; `--eval-timeout` sets the limit."""
+    repos, commit = clones
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit, test_patch=SLOW_TEST_PATCH, PASS_TO_PASS=[])]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    capsys.readouterr()
+    task = str(tmp_path / "t" / "example__mathlib-1")
+    assert main(["validate", task, "--sandbox", "none", "--json", "--eval-timeout", "2"]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert row["problem"].startswith("the base eval timed out after 2 s (the task's eval_timeout: `--eval-timeout` "
+                                     "or the task's [limits] raise it); the gold eval timed out after 2 s")

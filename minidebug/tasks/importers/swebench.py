@@ -123,7 +123,7 @@ def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, 
     for instance in select_instances(read_instances(instances_file), pattern, window):
         name = str(instance.get("instance_id", "?"))
         try:
-            task, dropped, unnamed = _write_task(instance, Path(out), sources, list(setup))
+            task, dropped, unnamed, fragments = _write_task(instance, Path(out), sources, list(setup))
         except ValueError as exc:
             report.skipped[name] = str(exc)
             continue
@@ -135,6 +135,9 @@ def import_swebench(instances_file: Path, out: Path, repos: Path | None = None, 
         if dropped:
             notes.append(f"{dropped} PASS_TO_PASS id(s) left out: naming a path of the machine that recorded "
                          "them, so no run here can produce them")
+        if fragments:
+            notes.append(f"{fragments} PASS_TO_PASS id(s) left out: not test ids but pieces of the log SWE-bench's "
+                         "parser took for them (`[100%]`), where every FAIL_TO_PASS id is a node id")
         if unnamed:
             notes.append(f"{unnamed} PASS_TO_PASS id(s) left out: not Django's `name (module.Class)` (a docstring's "
                          "first line, as newer SWE-bench logs record some tests), so no run here reports them")
@@ -162,7 +165,7 @@ def _version(instance: dict[str, Any]) -> str | None:
 
 
 def _write_task(instance: dict[str, Any], out: Path, sources: _Sources,
-                setup: list[str]) -> tuple[Path, int, int]:
+                setup: list[str]) -> tuple[Path, int, int, int]:
     missing = [key for key in REQUIRED if not isinstance(instance.get(key), str) or not instance[key]]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
@@ -173,6 +176,10 @@ def _write_task(instance: dict[str, Any], out: Path, sources: _Sources,
     pass_to_pass = parse_test_ids(instance.get("PASS_TO_PASS"), "PASS_TO_PASS")
     if not fail_to_pass:
         raise ValueError("FAIL_TO_PASS is empty: nothing shows the bug")
+    fragments = 0
+    if all("::" in test for test in fail_to_pass):
+        kept = [test for test in pass_to_pass if "::" in test]
+        fragments, pass_to_pass = len(pass_to_pass) - len(kept), kept
     shape = id_shape(fail_to_pass + pass_to_pass)
     if shape == "mixed":
         raise ValueError("its test ids are not all of one shape: pytest node ids (path::name), Django's "
@@ -230,7 +237,7 @@ def _write_task(instance: dict[str, Any], out: Path, sources: _Sources,
         lines += [f"version = {toml_string(version)}"] if version else []
         lines += [f"commit = {toml_string(environment_commit)}"] if environment_commit else []
     (task / "task.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return task, dropped, unnamed
+    return task, dropped, unnamed, fragments
 
 
 def _parsed(instance: dict[str, Any], field: str) -> list[FilePatch]:
@@ -268,13 +275,14 @@ def _node_ids(fail_to_pass: list[str], pass_to_pass: list[str], test_patches: li
     """Bare test names as the node ids of the Python files the test patch touches (as patched).
 
     Raises:
-        ValueError: the repository is not a local clone, or a name is in none of those files or in several.
+        ValueError: the repository is not a local clone, or a name is in none of those files (or, for a
+            FAIL_TO_PASS name, in several).
     """
     if not Path(repository).is_dir():
         raise ValueError("its test ids are bare test names: finding their files needs a local clone (--repos)")
     files = {p.new_path: patched(read_at(repository, commit, p.old_path) if p.old_path else None, p)
              for p in test_patches if p.new_path.endswith(".py")}
-    return node_ids(fail_to_pass, files), node_ids(pass_to_pass, files)
+    return node_ids(fail_to_pass, files), node_ids(pass_to_pass, files, every=True)
 
 
 class _Sources:

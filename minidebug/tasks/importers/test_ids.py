@@ -6,7 +6,8 @@
   patch's files under `tests/` and of the ids. Newer SWE-bench logs record some Django tests by their
   docstring's first line instead, which names no test any run here reports.
 - bare function names (sympy's, run by its `bin/test`): each becomes the node id of the one test file the
-  test patch touches that defines it at its top level, so eval stays pytest.
+  test patch touches that defines it at its top level, so eval stays pytest (a PASS_TO_PASS name that
+  several of those files define: each of them).
 """
 
 from __future__ import annotations
@@ -76,12 +77,13 @@ def patched(text: str | None, patch: FilePatch) -> str:
     return result
 
 
-def node_ids(names: list[str], files: dict[str, str]) -> list[str]:
+def node_ids(names: list[str], files: dict[str, str], every: bool = False) -> list[str]:
     """The node id of each bare test name: `path::name` for the one file of `files` (path -> text after the
-    test patch) that defines it at its top level.
+    test patch) that defines it at its top level; with `every` (PASS_TO_PASS names: SWE-bench's run of
+    those files ran each of them, and its log kept one status for the name), one for each file defining it.
 
     Raises:
-        ValueError: a name is defined in none of the files, or in more than one.
+        ValueError: a name is defined in none of the files, or (without `every`) in more than one.
     """
     defined: dict[str, list[str]] = {}
     for path, text in sorted(files.items()):
@@ -90,9 +92,9 @@ def node_ids(names: list[str], files: dict[str, str]) -> list[str]:
     found = []
     for name in names:
         where = defined.get(name, [])
-        if len(where) != 1:
+        if not where or (len(where) > 1 and not every):
             what = f"in {len(where)} of them ({', '.join(where)})" if where else "in none of them"
             raise ValueError(f"the bare test name {name!r} is defined {what}: the test files the test patch "
                              f"touches ({', '.join(sorted(files)) or 'none'}) must hold it exactly once")
-        found.append(f"{where[0]}::{name}")
+        found += [f"{path}::{name}" for path in where]
     return found
