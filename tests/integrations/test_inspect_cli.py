@@ -97,7 +97,8 @@ def test_each_strategy_offers_its_tools_turn_by_turn_with_its_own_prompt(tmp_pat
     assert not processes_left()
 
 
-@pytest.mark.parametrize("selector", ["list", pytest.param("comma string", marks=pytest.mark.slow)])  # whole runs
+@pytest.mark.slow  # a whole inspect run in a process of its own (README's command runs in test_readme)
+@pytest.mark.parametrize("selector", ["list", "comma string"])
 def test_the_readme_command_runs_offline_with_the_mock_model(selector, tmp_path, cache_dir):
     """The mock model answers without tool calls: each sample ends after three answers, as `minidebug run`'s
     llm agent gives up. `-T tasks=a,b` reaches the task as a list, a task config's "a,b" as one string."""

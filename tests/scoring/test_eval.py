@@ -64,7 +64,7 @@ def test_a_non_pytest_eval_command_is_refused_when_the_task_loads(make_env, task
         make_env(task_dir(CALC, toml))
 
 
-@pytest.mark.parametrize("requirement", ["six==1.16.0"])
+@pytest.mark.parametrize("requirement", [pytest.param("six==1.16.0", marks=pytest.mark.slow)])  # a venv
 def test_task_requirements_are_installed_in_the_venv(make_env, task_dir, requirement):
     files = {"test_six.py": "import six\n\ndef test_version():\n    assert six.__version__ == '1.16.0'\n"}
     toml = f'description = "x"\neval = "python -m pytest -q"\nrequirements = ["{requirement}"]\n'

@@ -43,7 +43,7 @@ def plain(env, tmp_path) -> subprocess.CompletedProcess:
                            "tests"], cwd=copy, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("escape_in", ["venv", "tree"])
+@pytest.mark.parametrize("escape_in", ["venv", pytest.param("tree", marks=pytest.mark.slow)])  # a venv each
 def test_compile_warnings_are_errors_in_eval_only_where_a_plain_run_meets_them(make_env, task_dir, tmp_path,
                                                                             escape_in):
     files = dict(TREE, **({"tests/conftest.py": ESCAPING} if escape_in == "tree" else {}))

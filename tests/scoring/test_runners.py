@@ -428,6 +428,7 @@ def test_forgery_in_the_django_runner_is_found(make_env, shop_task, name):
         assert finding in info["suspicious"], info["suspicious"]
 
 
+@pytest.mark.slow  # a venv of its own: run with `pytest -m slow`
 def test_a_real_django_runner_and_its_test_cases(clones, tmp_path, cache_dir, monkeypatch, capsys):
     """Django itself (pip-installed into the task's venv) runs the labels through its DiscoverRunner, with a
     test database and SimpleTestCase's own call around each test."""

@@ -110,15 +110,17 @@ def setup_task(root: Path, repo: tuple[Path, str], setup: list[str], name: str) 
     return task
 
 
-FAILING_SETUPS = [
-    ("python -c \"import sys; sys.exit('boom')\"", "boom"),
-    ("python -c \"print('step 1'); raise ValueError('no config')\"", "ValueError: no config"),
-    ("python -m pip install minidebug-no-such-package-7f3a",
-     "pip finds no release of minidebug-no-such-package-7f3a for this Python"),
+FAILING_SETUPS = [  # one in the default run, the others with `pytest -m slow` (a venv each)
+    pytest.param("python -c \"import sys; sys.exit('boom')\"", "boom", id="exit-message", marks=pytest.mark.slow),
+    pytest.param("python -c \"print('step 1'); raise ValueError('no config')\"", "ValueError: no config",
+                 id="exception"),
+    pytest.param("python -m pip install minidebug-no-such-package-7f3a",
+                 "pip finds no release of minidebug-no-such-package-7f3a for this Python", id="pip",
+                 marks=pytest.mark.slow),
 ]
 
 
-@pytest.mark.parametrize("command, why", FAILING_SETUPS, ids=["exit-message", "exception", "pip"])
+@pytest.mark.parametrize("command, why", FAILING_SETUPS)
 def test_a_failed_setup_command_is_on_the_row_with_why(command, why, negate_repo, tmp_path, cache_dir, monkeypatch,
                                                        capsys):
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
@@ -130,6 +132,7 @@ def test_a_failed_setup_command_is_on_the_row_with_why(command, why, negate_repo
     assert lines[-1] == "0/1 tasks valid"
 
 
+@pytest.mark.slow  # a venv of its own: run with `pytest -m slow`
 def test_a_failed_install_of_the_venvs_packages_is_on_the_row_with_why(task_dir, cache_dir, monkeypatch, capsys):
     """The packages step of a build (a recipe's `packages`, a task's `requirements`): the step and why."""
     from tests.conftest import CALC, CALC_PATCH

@@ -546,6 +546,7 @@ def test_tasks_of_one_recipe_share_a_venv_and_a_repository(tmp_path, upstream, r
     assert store_path(cache_dir, url) in stores() and len(stores() - before) <= 1
 
 
+@pytest.mark.slow  # a venv of its own: run with `pytest -m slow`
 def test_validate_names_what_this_machine_lacks(tmp_path, upstream, cache_dir, monkeypatch):
     repo, commits = upstream
     header = source_task(tmp_path, repo, commits["negate_bug"],

@@ -100,6 +100,7 @@ def test_bad_commit_is_a_task_error(project, tmp_path, cache_dir):
             env.reset()
 
 
+@pytest.mark.slow  # a venv of its own: run with `pytest -m slow`
 def test_setup_commands_see_only_the_allowlisted_environment(project, tmp_path, cache_dir, monkeypatch):
     repo, commit = project
     task = _task(tmp_path, repo, commit)
@@ -116,6 +117,7 @@ def test_setup_commands_see_only_the_allowlisted_environment(project, tmp_path, 
     assert "VIRTUAL_ENV=" in text
 
 
+@pytest.mark.slow  # a venv of its own: run with `pytest -m slow`
 def test_processes_the_tests_start_import_the_project_as_bash_does(project, tmp_path, cache_dir):
     """A test that runs `python -m <project>` sees the tree's code (not a deleted editable checkout), and the
     run's TMPDIR is no path below the tree, not even by string prefix."""
