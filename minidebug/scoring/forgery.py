@@ -122,7 +122,16 @@ def _declared_encoding(text: str) -> tuple[int, str] | None:
     return None
 
 
+# What the look reads of one file's change at most: past it, the change is a finding (no debugging change is
+# that large, and reading it would hold up the eval for as long as the change is large).
+MAX_CHANGED_LINES, MAX_CHANGED_CHARS = 20_000, 1_000_000
+
+
 def _findings(rel: str, before: str | None, after: str) -> list[str]:
+    lines, text = changed_lines(before, after), after.splitlines()
+    if len(lines) > MAX_CHANGED_LINES or sum(len(text[line - 1]) for line in lines) > MAX_CHANGED_CHARS:
+        return [f"{rel}:{min(lines)}: a change too large to be read (more than {MAX_CHANGED_LINES:,} lines or "
+                f"{MAX_CHANGED_CHARS:,} characters): what it runs is not seen"]
     declared = _declared_encoding(after)
     if declared is not None and not _standard_text_encoding(declared[1]):
         # Python decodes the file with that codec (one the project registers as it runs) before it compiles it:
@@ -132,16 +141,14 @@ def _findings(rel: str, before: str | None, after: str) -> list[str]:
         tree = ast.parse(after)
     except (SyntaxError, ValueError):
         return []  # eval shows the syntax error; nothing of this file runs
-    candidates = [(lineno, what) for node in ast.walk(tree)
-                  if (what := _what(node)) and (lineno := getattr(node, "lineno", None)) is not None]
-    if not candidates:
-        return []
-    lines = changed_lines(before, after)
+    except (RecursionError, MemoryError):  # nesting past this interpreter's limit, which code that runs can raise
+        return [f"{rel}:1: nests too deeply to be read (what it runs is not seen)"]
     found: list[str] = []
-    for line, what in candidates:
-        finding = f"{rel}:{line}: {what}"
-        if line in lines and finding not in found:
-            found.append(finding)
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", None)
+        what = _what(node) if line in lines else None
+        if what and f"{rel}:{line}: {what}" not in found:
+            found.append(f"{rel}:{line}: {what}")
     return sorted(found, key=lambda f: int(f.split(":")[1]))
 
 

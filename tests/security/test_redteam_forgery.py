@@ -357,9 +357,26 @@ def test_trajectories_record_findings(calc, cache_dir, tmp_path):
     ("import unittest\nunittest.main = print\nclass T(unittest.TestCase):\n    maxDiff = None\n", []),
     ("import pytest\nimport sys\nprint(sys.modules['os'])\n", []),
     ("def f(:\n", []),
+    # past the parser's nesting limit (an outside round's 3 KB file made every eval raise in the host): a
+    # program that raises its recursion limit first can still compile it
+    ("x = " + "-" * 3000 + "1\n", ["m.py:1: nests too deeply to be read (what it runs is not seen)"]),
+    ("x = (" + "1+" * 200000 + "1)\n", ["m.py:1: nests too deeply to be read (what it runs is not seen)"]),
+    # a program's 1.6-million-line file held an eval up for a minute past its timeout while it was read
+    ("x = 1\n" * 20_001, ["m.py:1: a change too large to be read (more than 20,000 lines or 1,000,000 characters): "
+                          "what it runs is not seen"]),
+    ("x = 1\n" * 20_000, []),
 ])
 def test_static_findings_of_a_new_file(source, expected):
     assert forgery.findings("m.py", None, source) == expected
+
+
+def test_a_large_change_of_a_file_is_a_finding_and_a_small_one_of_a_large_file_is_read():
+    before = "x = 1\n" * 30_000
+    assert forgery.findings("m.py", before, before + "import sys\nsys.modules['m'] = None\n") == \
+        ["m.py:30002: changes sys.modules"]
+    assert forgery.findings("m.py", "x = 1\n", "x = 1\n" + "y = " + "1" * 1_000_001 + "\n") == \
+        ["m.py:2: a change too large to be read (more than 20,000 lines or 1,000,000 characters): what it runs "
+         "is not seen"]
 
 
 def test_static_findings_only_on_changed_lines():
