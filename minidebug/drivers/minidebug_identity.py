@@ -70,6 +70,7 @@ class Genuine:
         self._version = dict_version_reader()
         self._copies = {}  # real path -> (version tag, a copy of its namespace): see namespace_mark
         self._clean_at = {}  # real path -> its namespace's version tag when its imports and names last held
+        self._ordered = {}  # real path -> None, or why its namespace's order is not its file's (see _order_problem)
 
     def real(self, path):
         found = self._real.get(path)
@@ -101,6 +102,10 @@ class Genuine:
             if why:
                 return why
             self._clean_at[path] = version
+        if path not in self._ordered:  # once: pytest collected the file's tests in its namespace's order
+            self._ordered[path] = self._order_problem(path, namespaces[0])
+        if self._ordered[path]:
+            return self._ordered[path]
         names = tuple(nodeid.split("[", 1)[0].split("::")[1:])
         if not names:
             return None
@@ -130,6 +135,18 @@ class Genuine:
         if called is not expected:
             return "what pytest calls is not the function its file binds to that name"
         return self._function_problem(called, path, ".".join(names))
+
+    def _order_problem(self, path, namespace):
+        """Why the file's own functions and classes are not in its namespace in the file's order (a name put
+        there by other code before the file bound it keeps its early place, and pytest collects, and runs, the
+        tests in the namespace's order); None when they are."""
+        order = self._file(path)[5]
+        place = {name: index for index, name in enumerate(order)}
+        places = [place[name] for name in list(namespace) if name in place]
+        if places != sorted(places):
+            return "its module's names are not in its file's order (one was put there before the file bound it), " \
+                   "so its tests would not run in the file's order"
+        return None
 
     def _imports_problem(self, path, namespace):
         """Why a name the file binds by a module-level import (and nowhere else) is not what that import gives
@@ -246,7 +263,7 @@ def _module_imports(names):
     """[(name, [(absolute or relative module name, attribute or None)])]: the names the file (`names`: what
     _file_names read of it) binds by module-level imports only (not `*`, not also assigned, defined or declared
     global anywhere)."""
-    imports, other, _, _, _ = names
+    imports, other = names[0], names[1]
     if "*" in other:
         return []  # a star import may bind anything
     return [(name, sources) for name, sources in imports.items() if name not in other]
@@ -256,7 +273,7 @@ def _unbound_reads(names):
     """The names the file (`names`: what _file_names read of it) reads that no module-level statement of it
     binds (nor a `global`, nor an import):
     what it means as the built-ins (or as nothing). Empty when a star import may bind anything."""
-    imports, other, module_level, read, _ = names
+    imports, other, module_level, read = names[:4]
     if "*" in other:
         return frozenset()
     return frozenset(name for name in read - module_level - set(imports)
@@ -265,7 +282,8 @@ def _unbound_reads(names):
 
 def _file_names(path, ahead):
     """(module-level imports as in _module_imports, the names bound anywhere (with "*" for a star import), the
-    names bound at module level or declared global, the names read anywhere, the names declared `global`);
+    names bound at module level or declared global, the names read anywhere, the names declared `global`, the
+    names of the module's own `def` and `class` statements in the file's order, each bound there alone);
     for a file that cannot be read, a star import and a `global` (nothing can be told of it). `ahead(path,
     source)`: what names_in found in those very bytes ahead of the run (see minidebug_precompiled), or None."""
     import ast
@@ -276,7 +294,7 @@ def _file_names(path, ahead):
         found = ahead(path, source) if ahead is not None else None
         return found if found is not None else names_in(ast.parse(source, filename=path))
     except (OSError, SyntaxError, ValueError):
-        return {}, {"*"}, set(), set(), {"*"}
+        return {}, {"*"}, set(), set(), {"*"}, ()
 
 
 def names_in(tree):
@@ -326,7 +344,32 @@ def names_in(tree):
             other.update(node.names)
         elif isinstance(node, ast.alias) and node.name == "*":
             other.add("*")
-    return imports, other, module_level, read, declared
+    return imports, other, module_level, read, declared, _defined_in_order(tree)
+
+
+def _defined_in_order(tree):
+    """The names that a `def` or `class` statement of the module's body binds, in the file's order, where no
+    other statement of the file binds, deletes or declares the name: the order in which running the file
+    puts them in its namespace (in which pytest collects its tests)."""
+    import ast
+
+    bound = {}
+    for node in ast.walk(tree):
+        names = ()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = (node.name,)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names = (node.id,)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = node.names
+        elif isinstance(node, ast.alias):
+            names = ((node.asname or node.name).split(".", 1)[0],)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names = (node.name,)
+        for name in names:
+            bound[name] = bound.get(name, 0) + 1
+    return tuple(node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef)) and bound[node.name] == 1)
 
 
 def _imported(module_name, attribute, namespace):
