@@ -16,6 +16,7 @@ a finding. Nothing here calls code of the project: attributes are read through t
 """
 
 import os
+import sys
 import types
 
 _FUNCTION, _METHOD, _CODE = types.FunctionType, types.MethodType, types.CodeType
@@ -23,6 +24,7 @@ _WRAPPERS = (staticmethod, classmethod)
 from minidebug_modules import class_namespace as _class_dict
 from minidebug_modules import dict_version_reader
 _mro = type.__dict__["__mro__"].__get__
+_qualname = type.__dict__["__qualname__"].__get__
 _module_dict = types.ModuleType.__dict__["__dict__"].__get__
 _OPTIMIZED = 0x1  # CO_OPTIMIZED: a function's code, not a class body's
 
@@ -249,9 +251,22 @@ class Genuine:
             entry = self._clean[id(owner)] = (owner, self._untrusted_in(owner))
         return entry[1]
 
+    def _assigned_in(self, klass):
+        """The names a class of one of the task's files binds in its body by a statement other than `def` or
+        `class` (`DECORATOR = staticmethod(func.lru_cache)`), as its file says; empty for any other class."""
+        name = _class_dict(klass).get("__module__")
+        module = sys.modules.get(name) if type(name) is str else None
+        filename = _module_dict(module).get("__file__") if issubclass(type(module), types.ModuleType) else None
+        if type(filename) is not str or self.real(filename) not in self._namespaces:
+            return ()
+        return self._file(self.real(filename))[6].get(_qualname(klass), ())
+
     def _untrusted_in(self, owner):
         for klass in _mro(owner):
+            assigned = self._assigned_in(klass)
             for name, value in _class_dict(klass).items():
+                if name in assigned:
+                    continue  # what the class body's own statement made of the project's code, as a test may
                 if type(value) in _WRAPPERS:
                     value = value.__func__
                 if type(value) is _FUNCTION and self._judge(value.__code__.co_filename) is not False:
@@ -283,7 +298,8 @@ def _unbound_reads(names):
 def _file_names(path, ahead):
     """(module-level imports as in _module_imports, the names bound anywhere (with "*" for a star import), the
     names bound at module level or declared global, the names read anywhere, the names declared `global`, the
-    names of the module's own `def` and `class` statements in the file's order, each bound there alone);
+    names of the module's own `def` and `class` statements in the file's order, each bound there alone, and
+    for each class (by qualified name) the names its body binds by other statements than `def` and `class`);
     for a file that cannot be read, a star import and a `global` (nothing can be told of it). `ahead(path,
     source)`: what names_in found in those very bytes ahead of the run (see minidebug_precompiled), or None."""
     import ast
@@ -294,7 +310,7 @@ def _file_names(path, ahead):
         found = ahead(path, source) if ahead is not None else None
         return found if found is not None else names_in(ast.parse(source, filename=path))
     except (OSError, SyntaxError, ValueError):
-        return {}, {"*"}, set(), set(), {"*"}, ()
+        return {}, {"*"}, set(), set(), {"*"}, (), {}
 
 
 def names_in(tree):
@@ -344,7 +360,30 @@ def names_in(tree):
             other.update(node.names)
         elif isinstance(node, ast.alias) and node.name == "*":
             other.add("*")
-    return imports, other, module_level, read, declared, _defined_in_order(tree)
+    return imports, other, module_level, read, declared, _defined_in_order(tree), _class_assignments(tree.body, "")
+
+
+def _class_assignments(body, prefix):
+    """{qualified name of a class: the names its body binds by statements other than `def` and `class`} for
+    the classes of `body` and those nested in them."""
+    import ast
+
+    found = {}
+    for node in body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        name, assigned = prefix + node.name, set()
+        for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for child in ast.walk(statement):
+                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                    assigned.add(child.id)
+                elif isinstance(child, ast.alias):
+                    assigned.add((child.asname or child.name).split(".", 1)[0])
+        found[name] = frozenset(assigned)
+        found.update(_class_assignments(node.body, name + "."))
+    return found
 
 
 def _defined_in_order(tree):

@@ -686,3 +686,35 @@ def test_a_test_moved_ahead_in_its_modules_namespace_does_not_count(make_env, ta
     reward, observation, info = evaluate(env)
     assert reward == 0.0, observation
     assert any("not in its file's order" in finding for finding in info["suspicious"]), info
+
+
+# A test class that holds the function under test as its own attribute (cachetools' tests hold the decorator
+# under test as `DECORATOR = staticmethod(...)`): what its body made of the project's code is the test's.
+HELD_BY_THE_CLASS = """\
+import calc
+
+
+class TestCalc:
+    ADD = staticmethod(calc.add)
+    from calc import mul
+
+    def test_add(self):
+        assert self.ADD(2, 3) == 5
+
+    def test_mul(self):
+        assert calc.mul(2, 3) == 6
+"""
+
+
+@pytest.mark.parametrize("eval_mode", ["fork", "fresh"])
+def test_a_project_function_a_test_class_holds_as_its_own_attribute_is_no_finding(make_env, task_dir, eval_mode):
+    task = task_dir({**CALC, "test_calc.py": HELD_BY_THE_CLASS}, CALC_TOML, CALC_PATCH, name="held")
+    env = make_env(task, strict=True, eval_mode=eval_mode)
+    env.reset()
+    reward, observation, info = evaluate(env)
+    assert reward == 0.5 and not info.get("suspicious"), observation
+    fixed = textwrap.dedent(CALC["calc.py"]).replace("a - b", "a + b")
+    old = (env.workspace.root / "calc.py").read_text()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": fixed}})
+    reward, observation, info = evaluate(env)
+    assert reward == 1.0 and not info.get("suspicious"), observation
