@@ -35,7 +35,7 @@ from ..sandbox.choose import resolve
 from ..tasks.history import TEST_FOLDERS, is_test_file, repository_version
 from ..tasks.importers.common import toml_string
 from .coverage import CoverageMap
-from .statement import problem_statement
+from .statement import StatementModel, Written, model_statement, problem_statement, test_source
 from .validate import NAME_ERRORS, Scratch, SynthError, TestOutcome, judge
 
 if TYPE_CHECKING:  # libcst is imported only when synth runs
@@ -96,9 +96,11 @@ class SynthReport:
 def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", seed: int = 0,
                modifiers: Sequence[str] | None = None, repository: str | None = None, jobs: int = 1,
                keep_name_errors: bool = False, timeout: float | None = None, cache_dir: Path | None = None,
-               sandbox: str | None = None, progress: Callable[[str], None] | None = None) -> SynthReport:
+               sandbox: str | None = None, progress: Callable[[str], None] | None = None,
+               model: StatementModel | None = None) -> SynthReport:
     """Write up to `max_tasks` task folders under `out` from procedural bugs of `clone` at `commit`; every test
-    run is confined in `sandbox` (as `make()` takes it: None runs them unconfined).
+    run is confined in `sandbox` (as `make()` takes it: None runs them unconfined). With `model`, that chat
+    model writes each problem statement (see statement.model_statement).
 
     Raises:
         SynthError: the clone or commit is not there, or the suite does not run at the commit.
@@ -110,6 +112,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     say = progress or (lambda line: None)
     clone = Path(clone).resolve()
     sha = _commit(clone, commit)
+    writer = _Writer(clone, sha, model.client() if model is not None else None)
     files = [f for f in _git(clone, "ls-tree", "-r", "--name-only", "-z", sha).split("\0") if f]
     test_files = sorted(f for f in files if is_test_file(f))
     run_paths = _test_paths(test_files)
@@ -209,7 +212,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
                 continue
             kept_keys.add(key)
             task = _write_task(out, outcome, clone, sha, repository, environment, test_command, run_paths,
-                               test_files, seed)
+                               test_files, seed, writer)
             report.kept.append(task)
             say(f"kept {task.name}: {_where(mutation)}, {len(outcome.failing)} failing test(s) "
                 f"({outcome.seconds:.1f} s)")
@@ -283,7 +286,7 @@ def _in_order(candidates: Iterator[_Candidate], attempt: Callable[[_Candidate], 
 
 def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository: str | None,
                 environment: list[str], test_command: str, run_paths: list[str], test_files: list[str],
-                seed: int) -> Path:
+                seed: int, writer: _Writer) -> Path:
     mutation = outcome.candidate.mutation
     path, original = mutation.path, outcome.candidate.original
     bug = unified_diff(path, original, mutation.source)
@@ -297,7 +300,8 @@ def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository:
     first, last = mutation.lines
     buggy_first, buggy_last = mutation.buggy_lines
     forbidden = [line for line in old_lines[first - 1:last] + new_lines[buggy_first - 1:buggy_last] if line.strip()]
-    description = problem_statement(outcome.failing, forbidden, digest)
+    statement = writer.write(outcome.failing, forbidden, [path, PurePosixPath(path).name, mutation.modifier], digest)
+    description = statement.text
     reaches = any(frame_path == path and buggy_first <= line <= buggy_last
                   for result in outcome.failing.values() for frame_path, line in result.frames)
     lines = [
@@ -331,9 +335,33 @@ def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository:
         "seed": seed,
         "candidate": outcome.candidate.index,
         "seconds": round(outcome.seconds, 2),
+        "statement": statement.by,
     }
     (task / "synth.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return task
+
+
+class _Writer:
+    """Writes the problem statements: from the failing tests alone, or by a chat model's client shown the
+    failing tests' source at the commit too."""
+
+    def __init__(self, clone: Path, sha: str, client: object | None):
+        self.clone, self.sha, self.client = clone, sha, client
+        self.modules: dict[str, str] = {}
+
+    def write(self, failing: dict[str, TestOutcome], forbidden: list[str], banned: list[str], key: str) -> Written:
+        if self.client is None:
+            return Written(problem_statement(failing, forbidden, key), "template")
+        sources = {test: test_source(self._module(test.split("::", 1)[0]), test) for test in sorted(failing)[:10]}
+        return model_statement(self.client, failing, forbidden, banned, key, sources)
+
+    def _module(self, path: str) -> str:
+        if path not in self.modules:
+            try:
+                self.modules[path] = _git(self.clone, "show", f"{self.sha}:{path}")
+            except SynthError:
+                self.modules[path] = ""
+        return self.modules[path]
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

@@ -21,7 +21,7 @@ from minidebug.store.cache import prepare  # noqa: E402
 from minidebug.synth.build import synthesize, unified_diff  # noqa: E402
 from minidebug.synth.coverage import CoverageMap  # noqa: E402
 from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
-from minidebug.synth.statement import problem_statement  # noqa: E402
+from minidebug.synth.statement import StatementModel, model_statement, problem_statement, test_source  # noqa: E402
 from minidebug.synth.validate import (  # noqa: E402
     RunReport,
     Scratch,
@@ -29,6 +29,8 @@ from minidebug.synth.validate import (  # noqa: E402
     judge,
 )
 from minidebug.tasks.task import load_task  # noqa: E402
+
+from ..chat_server import completion  # noqa: E402
 
 SNIPPET = textwrap.dedent('''\
     import math
@@ -125,6 +127,52 @@ def test_the_statement_names_failing_tests_and_never_quotes_the_changed_line():
     assert "tests/test_a.py::test_total" in text and "assert 7 == 8" in text
     assert "TypeError" in text and "price * 2" not in text
     assert text == problem_statement(failing, ["result -= price * 2"], "k")
+
+
+TEST_MODULE = textwrap.dedent('''\
+    import pytest
+
+
+    class TestBasket:
+        @pytest.mark.parametrize("n", [1, 2])
+        def test_total(self, n):
+            assert total([7] * n) == 8 * n
+    ''')
+
+
+@pytest.mark.unit
+def test_a_model_writes_the_statement_and_an_answer_that_quotes_the_change_or_names_the_modifier_is_not_used(
+        server):
+    failing = {"tests/test_a.py::TestBasket::test_total[1]": Outcome("failed", "AssertionError", "assert 7 == 8"),
+               "tests/test_a.py::test_label": Outcome("failed", "TypeError", "bad: result -= price * 2")}
+    forbidden = ["        result -= price * 2", "        result += price * 2", "    else:"]
+    banned = ["shop/core.py", "core.py", "flip_arithmetic"]
+    sources = {"tests/test_a.py::TestBasket::test_total[1]":
+               test_source(TEST_MODULE, "tests/test_a.py::TestBasket::test_total[1]")}
+    assert sources["tests/test_a.py::TestBasket::test_total[1]"].splitlines()[0].strip().startswith("@pytest")
+    issue = "Totals come out one short per item: `total([7])` gives 7, I expected 8.\n\n```python\nelse:\n```"
+    chat = server(completion(content="The culprit is `result -= price * 2` in the loop."),
+                  completion(content=issue))
+    client = StatementModel("scripted", base_url=chat.url).client()
+    written = model_statement(client, failing, forbidden, banned, "k", sources)
+    assert written.by == "model" and written.text.startswith(issue)
+    assert "`tests/test_a.py::test_label`" in written.text  # the failing tests are listed after the issue
+    # The model is shown the failing tests, their symptoms and sources, never the change.
+    prompt = chat.requests[0]["body"]["messages"][1]["content"]
+    assert "tests/test_a.py::test_label" in prompt and "assert total([7] * n) == 8 * n" in prompt
+    assert "price * 2" not in prompt and "TypeError" in prompt
+    assert len(chat.requests) == 2
+
+    chat = server(completion(content="Looks like a flip arithmetic bug."),
+                  completion(content="Something in core.py adds where it should subtract."))
+    written = model_statement(StatementModel("scripted", base_url=chat.url).client(), failing, forbidden, banned,
+                              "k", sources)
+    assert written.by == "template (it named 'core.py')"
+    assert written.text == problem_statement(failing, forbidden, "k")
+    chat = server((500, {"error": {"message": "down"}}))
+    written = model_statement(StatementModel("scripted", base_url=chat.url, max_retries=0).client(), failing,
+                              forbidden, banned, "k", sources)
+    assert written.by.startswith("template (the model did not answer")
 
 
 @pytest.mark.unit
@@ -317,16 +365,36 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         for a, b in zip(tasks_of(again), tasks) for name in ("task.toml", "bug.patch", "solution.patch"))
 
 
-def test_the_cli_writes_tasks_and_a_summary_and_fails_on_a_folder_that_is_no_clone(shop, tmp_path, cache_dir,
-                                                                                     monkeypatch, capsys):
+def test_the_cli_writes_tasks_whose_model_statements_never_quote_the_change_and_fails_on_a_folder_that_is_no_clone(
+        shop, tmp_path, cache_dir, monkeypatch, capsys, server):
+    def answer(body):  # each task's first answer quotes the whole module (whatever changed), its second does not
+        test = body["messages"][-1]["content"].split("\n")[2].split("::")[-1].split(":")[0]
+        if len(chat.requests) % 2:
+            return completion(content=f"{test} breaks; here is the module:\n```python\n{SHOP}```")
+        return completion(content=f"Since upgrading, {test} gives me a wrong result.")
+
+    chat = server(answer)
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
     out = tmp_path / "tasks"
     assert main(["synth", str(shop), "--out", str(out), "--max", "2", "--seed", "1", "-j", "1",
-                 "--modifiers", "flip_comparison,change_constant"]) == 0
+                 "--modifiers", "flip_comparison,change_constant", "--model", "scripted", "--base-url", chat.url]) == 0
     text = capsys.readouterr().out
     assert "kept" in text and "tried" in text and f"2 task(s) written to {out}" in text
-    assert {json.loads((t / "synth.json").read_text())["modifier"] for t in tasks_of(out)} <= {
+    tasks = tasks_of(out)
+    assert {json.loads((t / "synth.json").read_text())["modifier"] for t in tasks} <= {
         "flip_comparison", "change_constant"}
+    assert len(tasks) == 2 and len(chat.requests) == 4
+    for task in tasks:
+        spec = tomllib.loads((task / "task.toml").read_text())
+        meta = json.loads((task / "synth.json").read_text())
+        changed = [line[1:].strip() for line in (task / "bug.patch").read_text().splitlines()
+                   if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()]
+        assert meta["statement"] == "model" and "gives me a wrong result" in spec["description"]
+        assert not any(line in spec["description"] for line in changed)
+        assert "core.py" not in spec["description"] and not any(
+            name in spec["description"] for name in (meta["modifier"], meta["modifier"].replace("_", " ")))
+        # No request showed the model a changed line.
+        assert not any(line in json.dumps(r["body"]["messages"]) for r in chat.requests for line in changed)
     assert main(["synth", str(tmp_path / "nowhere"), "--out", str(out), "--max", "1"]) == 2
     assert "no such folder" in capsys.readouterr().err
 
