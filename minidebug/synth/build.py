@@ -220,7 +220,19 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
         for scratch in made:
             scratch.close()
     report.seconds = time.monotonic() - started
+    _write_summary(Path(out), report, clone, sha, repository, seed)
     return report
+
+
+def _write_summary(out: Path, report: SynthReport, clone: Path, sha: str, repository: str | None, seed: int) -> None:
+    """.synth-summary.json beside the task folders (a dot file, so that `OUT/*` globs the tasks alone): where
+    they come from, what was tried, kept and dropped."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {"clone": str(clone), "repository": repository, "commit": sha, "seed": seed,
+               "counted_tests": report.baseline_tests, "candidates": report.candidates,
+               "unreached": report.unreached, "tried": report.tried, "kept": [task.name for task in report.kept],
+               "dropped": dict(report.dropped.most_common()), "seconds": round(report.seconds, 1)}
+    (out / ".synth-summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
 def _files(tests: Iterable[str]) -> set[str]:

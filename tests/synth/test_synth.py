@@ -342,6 +342,9 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         patches.add(bug)
         failing_sets.add((meta["function"], tuple(spec["fail_to_pass"])))
     assert len(patches) == len(failing_sets) == 4  # distinct
+    summary = json.loads((out / ".synth-summary.json").read_text())
+    assert summary["tried"] == report.tried and summary["kept"] == [task.name for task in report.kept]
+    assert summary["commit"] == git(shop, "rev-parse", "HEAD") and summary["counted_tests"] == 6
 
     # A test whose id changes from run to run is never counted; judged against the counted tests, a whole-suite
     # run at the commit shows no bug (against one run's passing tests, the next run "misses" the stamped one).
