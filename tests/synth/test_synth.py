@@ -195,6 +195,8 @@ def test_the_coverage_map_finds_the_tests_that_reach_a_span_and_judge_drops_name
 SHOP = '''\
 """Prices, discounts and baskets."""
 
+import warnings
+
 
 class Priced:
     def price_of(self, item):
@@ -225,6 +227,11 @@ class Basket(Priced):
         return round(self.total() * (100 - percent) / 100, 2)
 
 
+def legacy_total(basket):
+    warnings.warn("legacy_total is deprecated: use Basket.total", DeprecationWarning, stacklevel=2)
+    return basket.total()
+
+
 def cheapest(prices):
     best = None
     for item, price in sorted(prices.items()):
@@ -239,7 +246,7 @@ TESTS = {
     "test_basket.py": '''\
 import pytest
 
-from shop.core import Basket
+from shop.core import Basket, legacy_total
 
 PRICES = {"apple": 3, "pear": 5, "fig": 2}
 
@@ -255,6 +262,11 @@ def test_count_must_be_positive():
 
 def test_unknown_items_cost_nothing():
     assert Basket(PRICES).add("kiwi").total() == 0
+
+
+def test_legacy_total_warns():  # `warnings` writes its registry into this module's namespace while it runs
+    with pytest.warns(DeprecationWarning):
+        assert legacy_total(Basket(PRICES).add("fig")) == 2
 ''',
     "test_discount.py": '''\
 from shop.core import Basket
@@ -328,7 +340,7 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         bug = (task / "bug.patch").read_text()
         assert spec["source"]["test_patch"] == "bug.patch" and spec["readonly"] == [f"tests/{name}" for name in sorted(TESTS)]
         assert spec["fail_to_pass"] and set(spec["fail_to_pass"]).isdisjoint(spec["pass_to_pass"])
-        assert len(spec["fail_to_pass"]) + len(spec["pass_to_pass"]) == 6
+        assert len(spec["fail_to_pass"]) + len(spec["pass_to_pass"]) == 7
         assert meta["failing_tests"] == len(spec["fail_to_pass"])
         assert meta["modifier"] in MODIFIERS and meta["path"] == "shop/core.py"
         assert isinstance(meta["traceback_reaches_change"], bool)
@@ -344,11 +356,11 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
     assert len(patches) == len(failing_sets) == 4  # distinct
     summary = json.loads((out / ".synth-summary.json").read_text())
     assert summary["tried"] == report.tried and summary["kept"] == [task.name for task in report.kept]
-    assert summary["commit"] == git(shop, "rev-parse", "HEAD") and summary["counted_tests"] == 6
+    assert summary["commit"] == git(shop, "rev-parse", "HEAD") and summary["counted_tests"] == 7
 
     # A test whose id changes from run to run is never counted; judged against the counted tests, a whole-suite
     # run at the commit shows no bug (against one run's passing tests, the next run "misses" the stamped one).
-    assert len(report.counted) == 6 and not any("test_stamped" in test for test in report.counted)
+    assert len(report.counted) == 7 and not any("test_stamped" in test for test in report.counted)
     scratch = Scratch(shop, "HEAD", report.venv, report.pytest_args)
     try:
         first, again = scratch.run(), scratch.run()
