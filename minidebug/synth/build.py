@@ -35,7 +35,7 @@ from ..sandbox.choose import resolve
 from ..tasks.history import TEST_FOLDERS, is_test_file, repository_version
 from ..tasks.importers.common import toml_string
 from .coverage import CoverageMap
-from .statement import StatementModel, Written, model_statement, problem_statement, test_source
+from .statement import StatementModel, Written, model_statement, problem_statement, source_of_test
 from .validate import NAME_ERRORS, Scratch, SynthError, TestOutcome, judge
 
 if TYPE_CHECKING:  # libcst is imported only when synth runs
@@ -364,7 +364,7 @@ class _Writer:
     def write(self, failing: dict[str, TestOutcome], forbidden: list[str], banned: list[str], key: str) -> Written:
         if self.client is None:
             return Written(problem_statement(failing, forbidden, key), "template")
-        sources = {test: test_source(self._module(test.split("::", 1)[0]), test) for test in sorted(failing)[:10]}
+        sources = {test: source_of_test(self._module(test.split("::", 1)[0]), test) for test in sorted(failing)[:10]}
         return model_statement(self.client, failing, forbidden, banned, key, sources)
 
     def _module(self, path: str) -> str:

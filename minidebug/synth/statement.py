@@ -138,7 +138,7 @@ def model_statement(client: Any, failing: dict[str, TestOutcome], forbidden: Seq
     return Written(problem_statement(failing, forbidden, key), f"template ({why})")
 
 
-def test_source(module: str, node_id: str) -> str:
+def source_of_test(module: str, node_id: str) -> str:
     """The source of the test function `node_id` names (its class's method, parameters dropped) in the test
     module's text `module`, or "" when it is not found there."""
     names = [re.sub(r"\[.*$", "", part) for part in node_id.split("::")[1:]]

@@ -21,7 +21,7 @@ from minidebug.store.cache import prepare  # noqa: E402
 from minidebug.synth.build import synthesize, unified_diff  # noqa: E402
 from minidebug.synth.coverage import CoverageMap  # noqa: E402
 from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
-from minidebug.synth.statement import StatementModel, model_statement, problem_statement, test_source  # noqa: E402
+from minidebug.synth.statement import StatementModel, model_statement, problem_statement, source_of_test  # noqa: E402
 from minidebug.synth.validate import (  # noqa: E402
     RunReport,
     Scratch,
@@ -148,7 +148,7 @@ def test_a_model_writes_the_statement_and_an_answer_that_quotes_the_change_or_na
     forbidden = ["        result -= price * 2", "        result += price * 2", "    else:"]
     banned = ["shop/core.py", "core.py", "flip_arithmetic"]
     sources = {"tests/test_a.py::TestBasket::test_total[1]":
-               test_source(TEST_MODULE, "tests/test_a.py::TestBasket::test_total[1]")}
+               source_of_test(TEST_MODULE, "tests/test_a.py::TestBasket::test_total[1]")}
     assert sources["tests/test_a.py::TestBasket::test_total[1]"].splitlines()[0].strip().startswith("@pytest")
     issue = "Totals come out one short per item: `total([7])` gives 7, I expected 8.\n\n```python\nelse:\n```"
     chat = server(completion(content="The culprit is `result -= price * 2` in the loop."),
