@@ -13,7 +13,9 @@ aside); a candidate whose failing tests, from the same function, are those of a 
 
 from __future__ import annotations
 
+import configparser
 import difflib
+import fnmatch
 import hashlib
 import json
 import queue
@@ -115,7 +117,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     writer = _Writer(clone, sha, model.client() if model is not None else None)
     files = [f for f in _git(clone, "ls-tree", "-r", "--name-only", "-z", sha).split("\0") if f]
     test_files = sorted(f for f in files if is_test_file(f))
-    run_paths = _test_paths(test_files)
+    run_paths = _declared_test_paths(clone, sha, files) or _test_paths(test_files)
     if not run_paths:
         raise SynthError(f"{clone} has no test files at {sha[:12]} (test_*.py, *_test.py, or under tests/)")
     kind = resolve(sandbox)  # the candidates' runs are confined as an episode's programs are
@@ -319,6 +321,8 @@ def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository:
     lines = [
         f"description = {toml_string(description)}",
         f"eval = {toml_string(test_command + ' ' + ' '.join(shlex.quote(p) for p in run_paths))}",
+        # pdb runs the failing tests alone: the eval narrowed to them would still run its other test paths first.
+        f"entrypoint = {toml_string(test_command + ' ' + ' '.join(shlex.quote(t) for t in sorted(outcome.failing)))}",
         f"readonly = [{', '.join(toml_string(f) for f in test_files)}]",
         f"fail_to_pass = [{', '.join(toml_string(t) for t in sorted(outcome.failing))}]",
         f"pass_to_pass = [{', '.join(toml_string(t) for t in sorted(outcome.passing))}]",
@@ -397,6 +401,56 @@ def _test_paths(test_files: list[str]) -> list[str]:
         elif parts[-1] != "conftest.py" and rel.endswith(".py"):
             paths.add(rel)
     return sorted(p for p in paths if not any(p.startswith(q + "/") for q in paths))
+
+
+def _declared_test_paths(clone: Path, sha: str, files: list[str]) -> list[str]:
+    """The `testpaths` the project's pytest configuration declares (the first configuration file pytest would
+    read: pytest.ini, .pytest.ini, pyproject.toml, tox.ini, setup.cfg), those that name files at the commit
+    (globs too); [] when none is declared. A plain `pytest` in the project runs these, not every file named like
+    a test (toolz's bench/test_*.py are benchmarks, one of which fetches a book at import)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+
+    declared: list[str] | None = None
+    for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+        if name not in files:
+            continue
+        text = _git(clone, "show", f"{sha}:{name}")
+        if name == "pyproject.toml":
+            try:
+                tool = tomllib.loads(text).get("tool", {})
+            except tomllib.TOMLDecodeError:
+                continue
+            options = tool.get("pytest", {})
+            options = options.get("ini_options", options) if isinstance(options, dict) else {}
+            if not options:
+                continue
+            value = options.get("testpaths")
+            declared = [value] if isinstance(value, str) else list(value or [])
+        else:
+            parser = configparser.ConfigParser(interpolation=None)
+            try:
+                parser.read_string(text)
+            except configparser.Error:
+                continue
+            section = "tool:pytest" if name == "setup.cfg" else "pytest"
+            if not parser.has_section(section):
+                continue
+            declared = parser.get(section, "testpaths", fallback="").split()
+        break  # pytest reads the first file that configures it, and no other
+    found = []
+    for path in declared or []:
+        path = path.strip().strip("/")
+        if path.startswith("./"):
+            path = path[2:]
+        if any(f == path or f.startswith(path + "/") or fnmatch.fnmatch(f, path) or
+               fnmatch.fnmatch(f, path + "/*") for f in files):
+            found.append(path)
+    return found
 
 
 def _pytest_args(command: str) -> list[str]:

@@ -302,6 +302,16 @@ def test_stamped(stamp):
 }
 
 
+BENCH = '''\
+from shop.core import Basket, cheapest
+
+
+def test_many_baskets():
+    for _ in range(1000):
+        assert Basket({"fig": 2}).add("fig", 3).total() == 6 and cheapest({"fig": 2}) == "fig"
+'''
+
+
 def git(cwd, *args):
     return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
                           capture_output=True, text=True).stdout.strip()
@@ -316,6 +326,11 @@ def shop(tmp_path):
     (repo / "shop" / "core.py").write_text(SHOP)
     for name, text in TESTS.items():
         (repo / "tests" / name).write_text(text)
+    # Named like a test but outside the testpaths the project declares: a plain `pytest` never runs it, nor does
+    # synth (toolz's bench/test_*.py are benchmarks).
+    (repo / "bench").mkdir()
+    (repo / "bench" / "test_speed.py").write_text(BENCH)
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "shop")
@@ -338,7 +353,10 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         spec = tomllib.loads((task / "task.toml").read_text())
         meta = json.loads((task / "synth.json").read_text())
         bug = (task / "bug.patch").read_text()
-        assert spec["source"]["test_patch"] == "bug.patch" and spec["readonly"] == [f"tests/{name}" for name in sorted(TESTS)]
+        assert spec["source"]["test_patch"] == "bug.patch"
+        assert spec["readonly"] == ["bench/test_speed.py"] + [f"tests/{name}" for name in sorted(TESTS)]
+        assert spec["eval"] == "python -m pytest -rA tests"  # the declared testpaths, not bench/
+        assert spec["entrypoint"] == "python -m pytest -rA " + " ".join(spec["fail_to_pass"])
         assert spec["fail_to_pass"] and set(spec["fail_to_pass"]).isdisjoint(spec["pass_to_pass"])
         assert len(spec["fail_to_pass"]) + len(spec["pass_to_pass"]) == 7
         assert meta["failing_tests"] == len(spec["fail_to_pass"])
