@@ -157,6 +157,9 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             if not path.endswith(".py") or is_test_file(path) or path not in files:
                 continue
             original = first.read(path)
+            if installs_import_hooks(original):
+                say(f"{path}: no candidates (it installs an import hook; an eval flags any fix of it)")
+                continue
             for site in sites(path, original, modifiers):
                 report.candidates += 1
                 tests = cover.tests_reaching(path, None if site.modifier in CLASS_MODIFIERS else site.scope)
@@ -235,6 +238,18 @@ def _write_summary(out: Path, report: SynthReport, clone: Path, sha: str, reposi
                "unreached": report.unreached, "tried": report.tried, "kept": [task.name for task in report.kept],
                "dropped": dict(report.dropped.most_common()), "seconds": round(report.seconds, 1)}
     (out / ".synth-summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+
+
+# An eval takes an import hook (a finder on sys.meta_path, a path hook, builtins.__import__) installed by a file
+# the agent changed for a reach into the test runner, so a bug in such a file could not be fixed for a reward
+# (toolz's tlz/_build_tlz.py puts its loader on sys.meta_path).
+_IMPORT_HOOKS = re.compile(r"\bsys\.(meta_path|path_hooks)\b|\bbuiltins\.__import__\s*=(?!=)")
+
+
+def installs_import_hooks(source: str) -> bool:
+    """Whether a module's text touches sys.meta_path or sys.path_hooks or assigns `builtins.__import__`: synth
+    makes no candidates in it."""
+    return bool(_IMPORT_HOOKS.search(source))
 
 
 def _files(tests: Iterable[str]) -> set[str]:

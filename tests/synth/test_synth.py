@@ -18,7 +18,7 @@ pytest.importorskip("libcst")
 from minidebug.run.cli import main  # noqa: E402
 from minidebug.sandbox.choose import resolve  # noqa: E402
 from minidebug.store.cache import prepare  # noqa: E402
-from minidebug.synth.build import synthesize, unified_diff  # noqa: E402
+from minidebug.synth.build import installs_import_hooks, synthesize, unified_diff  # noqa: E402
 from minidebug.synth.coverage import CoverageMap  # noqa: E402
 from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
 from minidebug.synth.statement import StatementModel, model_statement, problem_statement, source_of_test  # noqa: E402
@@ -107,6 +107,16 @@ def test_sites_are_only_inside_functions_and_unknown_modifiers_are_named():
     assert list(mutations("m.py", module_level)) == []
     with pytest.raises(Exception, match="unknown modifier"):
         list(mutations("m.py", module_level, ["flip_everything"]))
+
+
+@pytest.mark.unit
+def test_files_that_install_import_hooks_give_no_candidates():
+    # A fix of such a file puts the project's finder on sys.meta_path from a changed file, which an eval flags.
+    assert installs_import_hooks("import sys\n\nsys.meta_path.append(TlzLoader())\n")
+    assert installs_import_hooks("import sys\nsys.path_hooks.insert(0, hook)\n")
+    assert installs_import_hooks("import builtins\nbuiltins.__import__ = traced\n")
+    assert not installs_import_hooks(SNIPPET) and not installs_import_hooks("import sys\nprint(sys.path)\n")
+    assert not installs_import_hooks("SIGNATURES = dict(__import__=[lambda name: None])\n")  # toolz
 
 
 @pytest.mark.unit
