@@ -167,12 +167,14 @@ def _instances(args: argparse.Namespace) -> int:
 
 def _synth(args: argparse.Namespace) -> int:
     from ..synth.build import synthesize
+    from ..synth.statement import StatementModel
 
+    model = StatementModel(args.model, args.base_url, args.provider, args.api_key_env) if args.model else None
     modifiers = [name for part in args.modifiers for name in part.split(",") if name] if args.modifiers else None
     report = synthesize(args.clone, args.out, args.max, commit=args.commit, seed=args.seed, modifiers=modifiers,
                         repository=args.repository, jobs=args.jobs or os.cpu_count() or 1,
                         keep_name_errors=args.keep_name_errors, timeout=args.timeout,
-                        sandbox=from_command_line(args.sandbox),
+                        sandbox=from_command_line(args.sandbox), model=model,
                         progress=(lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None)
     print(report.summary(args.out))
     return 0 if report.kept else 1
@@ -414,6 +416,13 @@ def build_parser() -> argparse.ArgumentParser:
     synth_parser.add_argument("--sandbox", choices=COMMAND_LINE_NAMES, default="auto",
                               help="the sandbox of the candidates' test runs and of the episode that measures "
                                    "which tests count (default: auto)")
+    synth_parser.add_argument("--model", help="a chat model that writes the problem statements as issues (default: "
+                                              "written from the failing tests, no model)")
+    synth_parser.add_argument("--base-url", help="--model's OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    synth_parser.add_argument("--provider", choices=["openai", "anthropic"], default="openai",
+                              help="--model's API: OpenAI-compatible (default) or Anthropic's Messages API")
+    synth_parser.add_argument("--api-key-env", help="--model's environment variable holding the API key "
+                                                   "(default: OPENAI_API_KEY or ANTHROPIC_API_KEY)")
     synth_parser.add_argument("-v", "--verbose", action="store_true", help="a line per candidate on stderr")
     synth_parser.set_defaults(handler=_synth)
 

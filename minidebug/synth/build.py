@@ -13,7 +13,9 @@ aside); a candidate whose failing tests, from the same function, are those of a 
 
 from __future__ import annotations
 
+import configparser
 import difflib
+import fnmatch
 import hashlib
 import json
 import queue
@@ -35,7 +37,7 @@ from ..sandbox.choose import resolve
 from ..tasks.history import TEST_FOLDERS, is_test_file, repository_version
 from ..tasks.importers.common import toml_string
 from .coverage import CoverageMap
-from .statement import problem_statement
+from .statement import StatementModel, Written, model_statement, problem_statement, source_of_test
 from .validate import NAME_ERRORS, Scratch, SynthError, TestOutcome, judge
 
 if TYPE_CHECKING:  # libcst is imported only when synth runs
@@ -96,9 +98,11 @@ class SynthReport:
 def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", seed: int = 0,
                modifiers: Sequence[str] | None = None, repository: str | None = None, jobs: int = 1,
                keep_name_errors: bool = False, timeout: float | None = None, cache_dir: Path | None = None,
-               sandbox: str | None = None, progress: Callable[[str], None] | None = None) -> SynthReport:
+               sandbox: str | None = None, progress: Callable[[str], None] | None = None,
+               model: StatementModel | None = None) -> SynthReport:
     """Write up to `max_tasks` task folders under `out` from procedural bugs of `clone` at `commit`; every test
-    run is confined in `sandbox` (as `make()` takes it: None runs them unconfined).
+    run is confined in `sandbox` (as `make()` takes it: None runs them unconfined). With `model`, that chat
+    model writes each problem statement (see statement.model_statement).
 
     Raises:
         SynthError: the clone or commit is not there, or the suite does not run at the commit.
@@ -110,9 +114,10 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     say = progress or (lambda line: None)
     clone = Path(clone).resolve()
     sha = _commit(clone, commit)
+    writer = _Writer(clone, sha, model.client() if model is not None else None)
     files = [f for f in _git(clone, "ls-tree", "-r", "--name-only", "-z", sha).split("\0") if f]
     test_files = sorted(f for f in files if is_test_file(f))
-    run_paths = _test_paths(test_files)
+    run_paths = _declared_test_paths(clone, sha, files) or _test_paths(test_files)
     if not run_paths:
         raise SynthError(f"{clone} has no test files at {sha[:12]} (test_*.py, *_test.py, or under tests/)")
     kind = resolve(sandbox)  # the candidates' runs are confined as an episode's programs are
@@ -152,6 +157,9 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
             if not path.endswith(".py") or is_test_file(path) or path not in files:
                 continue
             original = first.read(path)
+            if installs_import_hooks(original):
+                say(f"{path}: no candidates (it installs an import hook; an eval flags any fix of it)")
+                continue
             for site in sites(path, original, modifiers):
                 report.candidates += 1
                 tests = cover.tests_reaching(path, None if site.modifier in CLASS_MODIFIERS else site.scope)
@@ -209,7 +217,7 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
                 continue
             kept_keys.add(key)
             task = _write_task(out, outcome, clone, sha, repository, environment, test_command, run_paths,
-                               test_files, seed)
+                               test_files, seed, writer)
             report.kept.append(task)
             say(f"kept {task.name}: {_where(mutation)}, {len(outcome.failing)} failing test(s) "
                 f"({outcome.seconds:.1f} s)")
@@ -217,7 +225,31 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
         for scratch in made:
             scratch.close()
     report.seconds = time.monotonic() - started
+    _write_summary(Path(out), report, clone, sha, repository, seed)
     return report
+
+
+def _write_summary(out: Path, report: SynthReport, clone: Path, sha: str, repository: str | None, seed: int) -> None:
+    """.synth-summary.json beside the task folders (a dot file, so that `OUT/*` globs the tasks alone): where
+    they come from, what was tried, kept and dropped."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {"clone": str(clone), "repository": repository, "commit": sha, "seed": seed,
+               "counted_tests": report.baseline_tests, "candidates": report.candidates,
+               "unreached": report.unreached, "tried": report.tried, "kept": [task.name for task in report.kept],
+               "dropped": dict(report.dropped.most_common()), "seconds": round(report.seconds, 1)}
+    (out / ".synth-summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+
+
+# An eval takes an import hook (a finder on sys.meta_path, a path hook, builtins.__import__) installed by a file
+# the agent changed for a reach into the test runner, so a bug in such a file could not be fixed for a reward
+# (toolz's tlz/_build_tlz.py puts its loader on sys.meta_path).
+_IMPORT_HOOKS = re.compile(r"\bsys\.(meta_path|path_hooks)\b|\bbuiltins\.__import__\s*=(?!=)")
+
+
+def installs_import_hooks(source: str) -> bool:
+    """Whether a module's text touches sys.meta_path or sys.path_hooks or assigns `builtins.__import__`: synth
+    makes no candidates in it."""
+    return bool(_IMPORT_HOOKS.search(source))
 
 
 def _files(tests: Iterable[str]) -> set[str]:
@@ -283,7 +315,7 @@ def _in_order(candidates: Iterator[_Candidate], attempt: Callable[[_Candidate], 
 
 def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository: str | None,
                 environment: list[str], test_command: str, run_paths: list[str], test_files: list[str],
-                seed: int) -> Path:
+                seed: int, writer: _Writer) -> Path:
     mutation = outcome.candidate.mutation
     path, original = mutation.path, outcome.candidate.original
     bug = unified_diff(path, original, mutation.source)
@@ -297,12 +329,15 @@ def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository:
     first, last = mutation.lines
     buggy_first, buggy_last = mutation.buggy_lines
     forbidden = [line for line in old_lines[first - 1:last] + new_lines[buggy_first - 1:buggy_last] if line.strip()]
-    description = problem_statement(outcome.failing, forbidden, digest)
+    statement = writer.write(outcome.failing, forbidden, [path, PurePosixPath(path).name, mutation.modifier], digest)
+    description = statement.text
     reaches = any(frame_path == path and buggy_first <= line <= buggy_last
                   for result in outcome.failing.values() for frame_path, line in result.frames)
     lines = [
         f"description = {toml_string(description)}",
         f"eval = {toml_string(test_command + ' ' + ' '.join(shlex.quote(p) for p in run_paths))}",
+        # pdb runs the failing tests alone: the eval narrowed to them would still run its other test paths first.
+        f"entrypoint = {toml_string(test_command + ' ' + ' '.join(shlex.quote(t) for t in sorted(outcome.failing)))}",
         f"readonly = [{', '.join(toml_string(f) for f in test_files)}]",
         f"fail_to_pass = [{', '.join(toml_string(t) for t in sorted(outcome.failing))}]",
         f"pass_to_pass = [{', '.join(toml_string(t) for t in sorted(outcome.passing))}]",
@@ -331,9 +366,33 @@ def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository:
         "seed": seed,
         "candidate": outcome.candidate.index,
         "seconds": round(outcome.seconds, 2),
+        "statement": statement.by,
     }
     (task / "synth.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return task
+
+
+class _Writer:
+    """Writes the problem statements: from the failing tests alone, or by a chat model's client shown the
+    failing tests' source at the commit too."""
+
+    def __init__(self, clone: Path, sha: str, client: object | None):
+        self.clone, self.sha, self.client = clone, sha, client
+        self.modules: dict[str, str] = {}
+
+    def write(self, failing: dict[str, TestOutcome], forbidden: list[str], banned: list[str], key: str) -> Written:
+        if self.client is None:
+            return Written(problem_statement(failing, forbidden, key), "template")
+        sources = {test: source_of_test(self._module(test.split("::", 1)[0]), test) for test in sorted(failing)[:10]}
+        return model_statement(self.client, failing, forbidden, banned, key, sources)
+
+    def _module(self, path: str) -> str:
+        if path not in self.modules:
+            try:
+                self.modules[path] = _git(self.clone, "show", f"{self.sha}:{path}")
+            except SynthError:
+                self.modules[path] = ""
+        return self.modules[path]
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
@@ -357,6 +416,56 @@ def _test_paths(test_files: list[str]) -> list[str]:
         elif parts[-1] != "conftest.py" and rel.endswith(".py"):
             paths.add(rel)
     return sorted(p for p in paths if not any(p.startswith(q + "/") for q in paths))
+
+
+def _declared_test_paths(clone: Path, sha: str, files: list[str]) -> list[str]:
+    """The `testpaths` the project's pytest configuration declares (the first configuration file pytest would
+    read: pytest.ini, .pytest.ini, pyproject.toml, tox.ini, setup.cfg), those that name files at the commit
+    (globs too); [] when none is declared. A plain `pytest` in the project runs these, not every file named like
+    a test (toolz's bench/test_*.py are benchmarks, one of which fetches a book at import)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+
+    declared: list[str] | None = None
+    for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+        if name not in files:
+            continue
+        text = _git(clone, "show", f"{sha}:{name}")
+        if name == "pyproject.toml":
+            try:
+                tool = tomllib.loads(text).get("tool", {})
+            except tomllib.TOMLDecodeError:
+                continue
+            options = tool.get("pytest", {})
+            options = options.get("ini_options", options) if isinstance(options, dict) else {}
+            if not options:
+                continue
+            value = options.get("testpaths")
+            declared = [value] if isinstance(value, str) else list(value or [])
+        else:
+            parser = configparser.ConfigParser(interpolation=None)
+            try:
+                parser.read_string(text)
+            except configparser.Error:
+                continue
+            section = "tool:pytest" if name == "setup.cfg" else "pytest"
+            if not parser.has_section(section):
+                continue
+            declared = parser.get(section, "testpaths", fallback="").split()
+        break  # pytest reads the first file that configures it, and no other
+    found = []
+    for path in declared or []:
+        path = path.strip().strip("/")
+        if path.startswith("./"):
+            path = path[2:]
+        if any(f == path or f.startswith(path + "/") or fnmatch.fnmatch(f, path) or
+               fnmatch.fnmatch(f, path + "/*") for f in files):
+            found.append(path)
+    return found
 
 
 def _pytest_args(command: str) -> list[str]:

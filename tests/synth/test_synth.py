@@ -18,10 +18,10 @@ pytest.importorskip("libcst")
 from minidebug.run.cli import main  # noqa: E402
 from minidebug.sandbox.choose import resolve  # noqa: E402
 from minidebug.store.cache import prepare  # noqa: E402
-from minidebug.synth.build import synthesize, unified_diff  # noqa: E402
+from minidebug.synth.build import installs_import_hooks, synthesize, unified_diff  # noqa: E402
 from minidebug.synth.coverage import CoverageMap  # noqa: E402
 from minidebug.synth.modifiers import MODIFIERS, mutations  # noqa: E402
-from minidebug.synth.statement import problem_statement  # noqa: E402
+from minidebug.synth.statement import StatementModel, model_statement, problem_statement, source_of_test  # noqa: E402
 from minidebug.synth.validate import (  # noqa: E402
     RunReport,
     Scratch,
@@ -29,6 +29,8 @@ from minidebug.synth.validate import (  # noqa: E402
     judge,
 )
 from minidebug.tasks.task import load_task  # noqa: E402
+
+from ..chat_server import completion  # noqa: E402
 
 SNIPPET = textwrap.dedent('''\
     import math
@@ -108,6 +110,16 @@ def test_sites_are_only_inside_functions_and_unknown_modifiers_are_named():
 
 
 @pytest.mark.unit
+def test_files_that_install_import_hooks_give_no_candidates():
+    # A fix of such a file puts the project's finder on sys.meta_path from a changed file, which an eval flags.
+    assert installs_import_hooks("import sys\n\nsys.meta_path.append(TlzLoader())\n")
+    assert installs_import_hooks("import sys\nsys.path_hooks.insert(0, hook)\n")
+    assert installs_import_hooks("import builtins\nbuiltins.__import__ = traced\n")
+    assert not installs_import_hooks(SNIPPET) and not installs_import_hooks("import sys\nprint(sys.path)\n")
+    assert not installs_import_hooks("SIGNATURES = dict(__import__=[lambda name: None])\n")  # toolz
+
+
+@pytest.mark.unit
 def test_the_patch_applies_with_git_and_its_reverse_is_the_fix(tmp_path):
     (tmp_path / "m.py").write_text("def f(x):\n    return x + 1")  # no newline at the end
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
@@ -125,6 +137,52 @@ def test_the_statement_names_failing_tests_and_never_quotes_the_changed_line():
     assert "tests/test_a.py::test_total" in text and "assert 7 == 8" in text
     assert "TypeError" in text and "price * 2" not in text
     assert text == problem_statement(failing, ["result -= price * 2"], "k")
+
+
+TEST_MODULE = textwrap.dedent('''\
+    import pytest
+
+
+    class TestBasket:
+        @pytest.mark.parametrize("n", [1, 2])
+        def test_total(self, n):
+            assert total([7] * n) == 8 * n
+    ''')
+
+
+@pytest.mark.unit
+def test_a_model_writes_the_statement_and_an_answer_that_quotes_the_change_or_names_the_modifier_is_not_used(
+        server):
+    failing = {"tests/test_a.py::TestBasket::test_total[1]": Outcome("failed", "AssertionError", "assert 7 == 8"),
+               "tests/test_a.py::test_label": Outcome("failed", "TypeError", "bad: result -= price * 2")}
+    forbidden = ["        result -= price * 2", "        result += price * 2", "    else:"]
+    banned = ["shop/core.py", "core.py", "flip_arithmetic"]
+    sources = {"tests/test_a.py::TestBasket::test_total[1]":
+               source_of_test(TEST_MODULE, "tests/test_a.py::TestBasket::test_total[1]")}
+    assert sources["tests/test_a.py::TestBasket::test_total[1]"].splitlines()[0].strip().startswith("@pytest")
+    issue = "Totals come out one short per item: `total([7])` gives 7, I expected 8.\n\n```python\nelse:\n```"
+    chat = server(completion(content="The culprit is `result -= price * 2` in the loop."),
+                  completion(content=issue))
+    client = StatementModel("scripted", base_url=chat.url).client()
+    written = model_statement(client, failing, forbidden, banned, "k", sources)
+    assert written.by == "model" and written.text.startswith(issue)
+    assert "`tests/test_a.py::test_label`" in written.text  # the failing tests are listed after the issue
+    # The model is shown the failing tests, their symptoms and sources, never the change.
+    prompt = chat.requests[0]["body"]["messages"][1]["content"]
+    assert "tests/test_a.py::test_label" in prompt and "assert total([7] * n) == 8 * n" in prompt
+    assert "price * 2" not in prompt and "TypeError" in prompt
+    assert len(chat.requests) == 2
+
+    chat = server(completion(content="Looks like a flip arithmetic bug."),
+                  completion(content="Something in core.py adds where it should subtract."))
+    written = model_statement(StatementModel("scripted", base_url=chat.url).client(), failing, forbidden, banned,
+                              "k", sources)
+    assert written.by == "template (it named 'core.py')"
+    assert written.text == problem_statement(failing, forbidden, "k")
+    chat = server((500, {"error": {"message": "down"}}))
+    written = model_statement(StatementModel("scripted", base_url=chat.url, max_retries=0).client(), failing,
+                              forbidden, banned, "k", sources)
+    assert written.by.startswith("template (the model did not answer")
 
 
 @pytest.mark.unit
@@ -146,6 +204,8 @@ def test_the_coverage_map_finds_the_tests_that_reach_a_span_and_judge_drops_name
 
 SHOP = '''\
 """Prices, discounts and baskets."""
+
+import warnings
 
 
 class Priced:
@@ -177,6 +237,11 @@ class Basket(Priced):
         return round(self.total() * (100 - percent) / 100, 2)
 
 
+def legacy_total(basket):
+    warnings.warn("legacy_total is deprecated: use Basket.total", DeprecationWarning, stacklevel=2)
+    return basket.total()
+
+
 def cheapest(prices):
     best = None
     for item, price in sorted(prices.items()):
@@ -191,7 +256,7 @@ TESTS = {
     "test_basket.py": '''\
 import pytest
 
-from shop.core import Basket
+from shop.core import Basket, legacy_total
 
 PRICES = {"apple": 3, "pear": 5, "fig": 2}
 
@@ -207,6 +272,11 @@ def test_count_must_be_positive():
 
 def test_unknown_items_cost_nothing():
     assert Basket(PRICES).add("kiwi").total() == 0
+
+
+def test_legacy_total_warns():  # `warnings` writes its registry into this module's namespace while it runs
+    with pytest.warns(DeprecationWarning):
+        assert legacy_total(Basket(PRICES).add("fig")) == 2
 ''',
     "test_discount.py": '''\
 from shop.core import Basket
@@ -242,6 +312,16 @@ def test_stamped(stamp):
 }
 
 
+BENCH = '''\
+from shop.core import Basket, cheapest
+
+
+def test_many_baskets():
+    for _ in range(1000):
+        assert Basket({"fig": 2}).add("fig", 3).total() == 6 and cheapest({"fig": 2}) == "fig"
+'''
+
+
 def git(cwd, *args):
     return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
                           capture_output=True, text=True).stdout.strip()
@@ -256,6 +336,11 @@ def shop(tmp_path):
     (repo / "shop" / "core.py").write_text(SHOP)
     for name, text in TESTS.items():
         (repo / "tests" / name).write_text(text)
+    # Named like a test but outside the testpaths the project declares: a plain `pytest` never runs it, nor does
+    # synth (toolz's bench/test_*.py are benchmarks).
+    (repo / "bench").mkdir()
+    (repo / "bench" / "test_speed.py").write_text(BENCH)
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "shop")
@@ -278,9 +363,12 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         spec = tomllib.loads((task / "task.toml").read_text())
         meta = json.loads((task / "synth.json").read_text())
         bug = (task / "bug.patch").read_text()
-        assert spec["source"]["test_patch"] == "bug.patch" and spec["readonly"] == [f"tests/{name}" for name in sorted(TESTS)]
+        assert spec["source"]["test_patch"] == "bug.patch"
+        assert spec["readonly"] == ["bench/test_speed.py"] + [f"tests/{name}" for name in sorted(TESTS)]
+        assert spec["eval"] == "python -m pytest -rA tests"  # the declared testpaths, not bench/
+        assert spec["entrypoint"] == "python -m pytest -rA " + " ".join(spec["fail_to_pass"])
         assert spec["fail_to_pass"] and set(spec["fail_to_pass"]).isdisjoint(spec["pass_to_pass"])
-        assert len(spec["fail_to_pass"]) + len(spec["pass_to_pass"]) == 6
+        assert len(spec["fail_to_pass"]) + len(spec["pass_to_pass"]) == 7
         assert meta["failing_tests"] == len(spec["fail_to_pass"])
         assert meta["modifier"] in MODIFIERS and meta["path"] == "shop/core.py"
         assert isinstance(meta["traceback_reaches_change"], bool)
@@ -294,10 +382,13 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         patches.add(bug)
         failing_sets.add((meta["function"], tuple(spec["fail_to_pass"])))
     assert len(patches) == len(failing_sets) == 4  # distinct
+    summary = json.loads((out / ".synth-summary.json").read_text())
+    assert summary["tried"] == report.tried and summary["kept"] == [task.name for task in report.kept]
+    assert summary["commit"] == git(shop, "rev-parse", "HEAD") and summary["counted_tests"] == 7
 
     # A test whose id changes from run to run is never counted; judged against the counted tests, a whole-suite
     # run at the commit shows no bug (against one run's passing tests, the next run "misses" the stamped one).
-    assert len(report.counted) == 6 and not any("test_stamped" in test for test in report.counted)
+    assert len(report.counted) == 7 and not any("test_stamped" in test for test in report.counted)
     scratch = Scratch(shop, "HEAD", report.venv, report.pytest_args)
     try:
         first, again = scratch.run(), scratch.run()
@@ -317,16 +408,36 @@ def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_o
         for a, b in zip(tasks_of(again), tasks) for name in ("task.toml", "bug.patch", "solution.patch"))
 
 
-def test_the_cli_writes_tasks_and_a_summary_and_fails_on_a_folder_that_is_no_clone(shop, tmp_path, cache_dir,
-                                                                                     monkeypatch, capsys):
+def test_the_cli_writes_tasks_whose_model_statements_never_quote_the_change_and_fails_on_a_folder_that_is_no_clone(
+        shop, tmp_path, cache_dir, monkeypatch, capsys, server):
+    def answer(body):  # each task's first answer quotes the whole module (whatever changed), its second does not
+        test = body["messages"][-1]["content"].split("\n")[2].split("::")[-1].split(":")[0]
+        if len(chat.requests) % 2:
+            return completion(content=f"{test} breaks; here is the module:\n```python\n{SHOP}```")
+        return completion(content=f"Since upgrading, {test} gives me a wrong result.")
+
+    chat = server(answer)
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
     out = tmp_path / "tasks"
     assert main(["synth", str(shop), "--out", str(out), "--max", "2", "--seed", "1", "-j", "1",
-                 "--modifiers", "flip_comparison,change_constant"]) == 0
+                 "--modifiers", "flip_comparison,change_constant", "--model", "scripted", "--base-url", chat.url]) == 0
     text = capsys.readouterr().out
     assert "kept" in text and "tried" in text and f"2 task(s) written to {out}" in text
-    assert {json.loads((t / "synth.json").read_text())["modifier"] for t in tasks_of(out)} <= {
+    tasks = tasks_of(out)
+    assert {json.loads((t / "synth.json").read_text())["modifier"] for t in tasks} <= {
         "flip_comparison", "change_constant"}
+    assert len(tasks) == 2 and len(chat.requests) == 4
+    for task in tasks:
+        spec = tomllib.loads((task / "task.toml").read_text())
+        meta = json.loads((task / "synth.json").read_text())
+        changed = [line[1:].strip() for line in (task / "bug.patch").read_text().splitlines()
+                   if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()]
+        assert meta["statement"] == "model" and "gives me a wrong result" in spec["description"]
+        assert not any(line in spec["description"] for line in changed)
+        assert "core.py" not in spec["description"] and not any(
+            name in spec["description"] for name in (meta["modifier"], meta["modifier"].replace("_", " ")))
+        # No request showed the model a changed line.
+        assert not any(line in json.dumps(r["body"]["messages"]) for r in chat.requests for line in changed)
     assert main(["synth", str(tmp_path / "nowhere"), "--out", str(out), "--max", "1"]) == 2
     assert "no such folder" in capsys.readouterr().err
 
