@@ -1,6 +1,6 @@
 """What the integrity guarantees cost: eval in its own tree, the sandboxes, the venv check, the forgery watch.
 
-    python benchmarks/bench_integrity.py [--runs 30] [--task sum_tree] [--pause 0.3] [--checks-only]
+    python benchmarks/bench_integrity.py [--runs 30] [--task sum_tree] [--pause 0.3] [--checks-only [--instructions]]
 
 Prints a Markdown table (median and p95 in milliseconds), each figure beside its bare baseline measured in
 the same run: plain `python -m pytest` in the same venv, a plain subprocess start. Evals and their baseline
@@ -35,7 +35,7 @@ sys.path.insert(0, sys.argv[1])
 import pytest
 from minidebug_watch import Watch
 ahead = None
-if sys.argv[2] == "ahead":  # what a warm interpreter reads of the test modules before it forks (minidebug_precompiled)
+if sys.argv[2] in ("ahead", "unchecked"):  # what a warm interpreter reads of the test modules before it forks
     import ast, glob
     from minidebug_precompiled import names_ahead
     from minidebug_identity import names_in
@@ -66,14 +66,17 @@ CALLS = {
 
 
 # A test module of 2,000 tests (half of them methods of a class): what the checks at each test's call cost.
-MANY = {
-    "test_many.py": "".join(f"def test_{i}():\n    assert {i} + 1 > {i}\n\n\n" for i in range(1000))
-                    + "class TestMany:\n" + "".join(f"    def test_{i}(self):\n        assert {i} >= 0\n\n"
-                                                    for i in range(1000)),
-}
+def many(count: int) -> dict[str, str]:
+    methods = count // 2
+    return {"test_many.py": "".join(f"def test_{i}():\n    assert {i} + 1 > {i}\n\n\n" for i in range(count - methods))
+            + ("class TestMany:\n" if methods else "") + "".join(f"    def test_{i}(self):\n        assert {i} >= 0\n\n"
+                                                                  for i in range(methods))}
 
 
-def watch_rows(env, runs: int) -> list:
+MANY = many(2000)
+
+
+def watch_rows(env, runs: int, instructions: bool = False) -> list:
     """The forgery watch's cost: the same pytest.main with and without it, interleaved, on the task's tests
     and on a test that calls project code 10,000 times."""
     ws = env.workspace
@@ -122,6 +125,20 @@ def watch_rows(env, runs: int) -> list:
                             f"{clock}", pick(ahead), baseline, pick(unchecked)))
             rows.append(row(f"the same, test module read in the run (a fresh eval){clock}", pick(checked), baseline,
                             pick(unchecked)))
+        if instructions:  # the same runs counted by valgrind: the same figure on any machine, loaded or not
+            counts = {}
+            for tests in (1, 400):
+                tree = work / f"counted-{tests}"
+                tree.mkdir()
+                (tree / "test_many.py").write_text(many(tests)["test_many.py"])
+                for mode in ("unchecked", "ahead"):
+                    output = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + run
+                                            + [mode], cwd=tree, env=venv_env, capture_output=True, text=True).stderr
+                    counts[tests, mode] = int(output.rsplit("Collected :", 1)[1].split()[0])
+            checks = counts[400, "ahead"] - counts[400, "unchecked"]
+            run_part = counts[400, "unchecked"] - counts[1, "unchecked"]
+            print(f"instructions of the checks at each test's call, 400 tests: {checks / 400:,.0f} a test, "
+                  f"{checks / run_part:.1%} of the run's (valgrind; the run without them: {run_part:,})")
         return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -137,6 +154,8 @@ def main() -> None:
     parser.add_argument("--task", default="sum_tree")
     parser.add_argument("--pause", type=float, default=0.3, help="seconds before each timed eval (an agent's turn)")
     parser.add_argument("--checks-only", action="store_true", help="only the forgery watch's rows")
+    parser.add_argument("--instructions", action="store_true",
+                        help="with --checks-only: also count the checks' instructions under valgrind (minutes)")
     args = parser.parse_args()
     runs = args.runs
     cache = Path(tempfile.mkdtemp(prefix="minidebug-bench-"))
@@ -147,7 +166,7 @@ def main() -> None:
             env.reset()
             env.step({"name": "eval"})  # the counted tests are measured once, on the first eval
             if args.checks_only:
-                print_table(watch_rows(env, runs))
+                print_table(watch_rows(env, runs, args.instructions))
                 return
         modes = [(kind, "fork") for kind in sandboxes()] + [(None, "fresh")]
         for kind, mode in modes:
