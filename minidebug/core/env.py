@@ -178,10 +178,10 @@ class DebugEnv:
             output = tool.run(self._episode, tool.parse(call.arguments))
         except ToolError as exc:
             output = ToolOutput(f"error: {exc}")
-            extra["error"] = str(exc)
+            extra["error"] = _utf8(str(exc))
         except (OSError, UnicodeError) as exc:
             output = ToolOutput(f"error: {exc.__class__.__name__}: {exc}")
-            extra["error"] = str(exc)
+            extra["error"] = _utf8(str(exc))
         if isinstance(output, str):
             output = ToolOutput(output)
         if extra.get("tool") == "edit" and "error" not in extra:
@@ -445,7 +445,7 @@ class DebugEnv:
         text = text.replace(str(self.workspace.dir), "$EPISODE").replace(str(self.workspace.venv), "$VENV")
         text = _ROOM.sub("$EPISODE", text)  # a forked eval's folder, which changes from eval to eval
         text = _PYTEST_TIMING.sub(r"\1\2", text)
-        return _ADDRESS.sub(r"\g<1>0x...>", text)
+        return _utf8(_ADDRESS.sub(r"\g<1>0x...>", text))
 
     def _out_of_budget(self, extra: dict[str, Any]) -> bool:
         if self._steps >= self.limits.max_steps:
@@ -461,3 +461,9 @@ class DebugEnv:
             extra["tampered"] = True
         return {"task": self.task.name, "step": self._steps, "tokens_used": self.budget.used,
                 "tokens_left": self.budget.left, **extra}
+
+
+def _utf8(text: str) -> str:
+    """`text` as UTF-8 can carry it: a lone surrogate (a file name made of bytes that are not UTF-8, or one a
+    tool call's JSON spelled out) shown as its escape, `\\udcff`, so that no observation breaks what encodes it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -481,10 +481,11 @@ def _hook(judge, report, fd, protected, genuine, tree):
             path = args[0]
             if is_instance(path, bytes):
                 path = fsdecode(path)
-            if path == fd or (is_instance(path, str) and (path in fd_paths or reaches(path, fd_name))):
+            low_level = args[1] is None  # os.open, which a folder's descriptor may lead (`open` itself: no)
+            if path == fd or (is_instance(path, str) and (path in fd_paths or reaches(path, fd_name, low_level))):
                 return text.format(name="the eval's report socket")
             if is_instance(path, str):
-                if reaches(path, "mem"):
+                if reaches(path, "mem", low_level):
                     return text.format(name=f"process memory ({path})")
                 if path.endswith((".pyc", ".pyo")) and not path.startswith(no_bytecode) and exists(path) \
                         and judge(path):
@@ -492,14 +493,15 @@ def _hook(judge, report, fd, protected, genuine, tree):
             return None
         return text
 
-    def reaches(path, name):
-        """Whether `path`, opened as given (relative to the tree, or to a folder descriptor the event does not
-        show), may be /proc's file `name` (a process's `mem`, or the report socket's fd): any spelling through
-        links to folders (a link to the file itself is judged when it is made: os.symlink)."""
+    def reaches(path, name, low_level):
+        """Whether `path`, opened as given (relative to the working folder, or, by os.open, to a folder
+        descriptor the event does not show), may be /proc's file `name` (a process's `mem`, or the report
+        socket's fd): any spelling through links to folders (a link to the file itself is judged when it is
+        made: os.symlink)."""
         head, _, last = path.rstrip("/").rpartition("/")
         if last != name:
             return False
-        if path[:1] != "/" and not exists(path):
+        if low_level and path[:1] != "/" and not exists(path):
             return True  # not a file of the tree: a name under a folder descriptor, /proc's as likely as not
         real = realpath(head or ".")
         return real.startswith("/proc/") and (name == "mem" or real.endswith("/fd"))

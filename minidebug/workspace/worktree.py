@@ -225,6 +225,8 @@ class Workspace:
     def _never_scored(rel: str) -> str | None:
         """Why a changed path never reaches eval, from its name alone (None: its name is fine)."""
         parts = rel.rstrip("/").split("/")
+        if not _is_utf8(rel):
+            return "a name that is not UTF-8 text"  # no text patch can name it
         if rel.endswith("/") or ".git" in parts:  # git status lists a nested repository as its folder
             return "a nested git repository"
         if "__pycache__" in parts:
@@ -265,6 +267,8 @@ class Workspace:
             raise ToolError("path contains a NUL byte")
         if "\n" in path or "\r" in path:
             raise ToolError("path contains a line break")
+        if not _is_utf8(path):
+            raise ToolError("path is not UTF-8 text (it holds a lone surrogate)")
         if len(path) > 4096:
             raise ToolError("path is too long")
         if os.path.isabs(path):
@@ -370,3 +374,12 @@ def _same_entry(entry: tuple[str, bytes, int] | None, base: tuple[str, bytes, in
     if entry is None:
         return False
     return entry[:2] == base[:2] and bool(entry[2] & 0o111) == bool(base[2] & 0o111)
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (a name made from bytes that are not holds lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -258,3 +258,16 @@ def test_the_report_is_written_as_json_reads_it_without_calling_code_of_the_valu
         {"tests": {"t.py::a": "failed"}, "ids": ["x"], "n": 1.5}
     with pytest.raises(TypeError):
         dumps({"tests": object()})
+
+
+def test_a_file_named_like_the_report_sockets_descriptor_is_no_finding(make_env, calc):  # noqa: F811
+    """`open("3", "w")` opens a file of the working folder (an outside round found a fix that writes files
+    named by numbers scored 0 under strict as "opens the eval's report socket")."""
+    env = make_env(calc, strict=True)
+    env.reset()
+    fixed = ("for _number in range(3, 64):\n    open(str(_number), 'w').close()\n\n\n"
+             "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+    old = (env.workspace.root / "calc.py").read_text()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": fixed}})
+    reward, observation, info = evaluate(env)
+    assert reward == 1.0 and not info.get("suspicious"), (observation, info)

@@ -132,6 +132,7 @@ def test_readonly_files_are_restored_before_eval(make_env, calc_task):
     ("a/../../x", "'..' is not allowed"),
     ("bad\0name", "NUL byte"),
     ("a\nb/conftest.py", "line break"),
+    ("\udcff.py", "not UTF-8 text"),
     (".git/config", "no such file"),
     ("escape/passwd", "resolves outside the project"),
     ("loop", "cannot resolve"),
@@ -189,3 +190,23 @@ def test_a_line_break_in_a_name_does_not_hide_a_harness_file_from_eval(make_env,
     observation, _, _, _, info = env.step({"name": "eval"})
     assert "the agent's conftest ran" not in observation
     assert (info["score"], info["max_score"]) == (1, 2), observation
+
+
+def test_a_name_that_is_not_utf8_is_never_scored_and_never_breaks_text(make_env, calc_task):
+    """A program may name a file with bytes that are not UTF-8 (the file tools refuse such paths): it is left
+    out of the text patch, and the diff, observations and errors stay UTF-8 text (an outside round's name
+    made env.diff() raise, so an export held no patch to review)."""
+    env = make_env(calc_task)
+    env.reset()
+    with open(os.path.join(os.fsencode(env.workspace.root), b"\xff.py"), "wb") as handle:
+        handle.write(b"import sys\n")
+    diff = env.diff()
+    assert "File not scored: \\udcff.py (a name that is not UTF-8 text)" in diff
+    observation, _, _, _, info = env.step({"name": "listdir"})
+    assert "\\udcff.py" in observation
+    observation, _, _, _, info = env.step({"name": "view", "arguments": {"path": "\udcff.py"}})
+    assert "not UTF-8 text" in observation and "not UTF-8 text" in info["error"]
+    observation, _, _, _, info = env.step({"name": "eval"})
+    assert info["max_score"] == 2, observation
+    for text in (diff, observation, info["error"] if "error" in info else ""):
+        text.encode("utf-8")
