@@ -436,9 +436,15 @@ def planted_in_objects(modules, judge, before):
                 continue
             for attribute, item in list(attributes.items()):
                 if (type(item) is _FUNCTION or type(item) is _METHOD or _is(item, type)) \
-                        and agent_code(item, judge) and judge(class_file(type(value)) or "") is False:
+                        and agent_code(item, judge) and _trusted_class(type(value), judge):
                     found.append(f"{name}.{key}.{attribute} was set to code of the agent's during the run")
     return found
+
+
+def _trusted_class(klass, judge):
+    """Whether `klass` is defined by a trusted file, or by a built-in module (no file)."""
+    filename = class_file(klass)
+    return filename is None or (type(filename) is str and judge(filename) is False)
 
 
 _OBJECTS = {}  # id(a namespace copy) -> (the copy, its objects): found once, in a warm interpreter before it forks
@@ -453,7 +459,10 @@ def objects_in(name, copy, note=False):
         found = _OBJECTS[id(copy)] = (copy, _objects(copy))
         if note:
             for _, value, slot in found[1]:
-                attributes = slot.__get__(value)
+                try:
+                    attributes = slot.__get__(value)
+                except Exception:  # a slot of another layout
+                    continue
                 if type(attributes) is dict:
                     note_version(value, attributes)
     return found[1]
@@ -481,6 +490,7 @@ def _instance_dict_slot(kind):
         if slot is not None:
             return slot if type(slot) is _GETSET else None
     return None
+
 
 def _own_code(name, own_file, tree, judge):
     """own_code(value): whether a callable is module `name`'s own (its file's, or a class it defines) or the
