@@ -28,6 +28,9 @@ from .untracked import Layout, commit_layout, remove_untracked, restore_folders
 EPISODE_PREFIX = "minidebug-ep-"
 
 
+MAX_CHANGED_FILES = 10_000  # files a text patch may change (and eval lay into its tree)
+
+
 class Workspace:
     """A worktree with path confinement and read-only/hidden rules.
 
@@ -206,7 +209,11 @@ class Workspace:
         """
         allowed = getattr(self.task, "binary", None)
         changes, left_out = [], []
-        for status, rel in self.changes():
+        changed = self.changes()
+        if len(changed) > MAX_CHANGED_FILES:  # never a debugging change; reading each would hold the eval up
+            return [], [(".", f"{len(changed):,} changed files, more than a text patch may hold "
+                              f"({MAX_CHANGED_FILES:,}): none is scored")]
+        for status, rel in changed:
             entry = None
             reason = None if status == "D" else self._never_scored(rel)
             if status != "D" and reason is None:

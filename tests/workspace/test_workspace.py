@@ -210,3 +210,21 @@ def test_a_name_that_is_not_utf8_is_never_scored_and_never_breaks_text(make_env,
     assert info["max_score"] == 2, observation
     for text in (diff, observation, info["error"] if "error" in info else ""):
         text.encode("utf-8")
+
+
+def test_more_changed_files_than_a_text_patch_may_hold_are_none_of_them_scored(make_env, calc_task):
+    """A program that writes tens of thousands of files would hold each eval up while they were read and laid
+    (an outside round's 320,000 files: minutes past eval_timeout): past the limit none is scored."""
+    from minidebug.workspace.worktree import MAX_CHANGED_FILES
+
+    env = make_env(calc_task)
+    env.reset()
+    folder = env.workspace.root / "many"
+    folder.mkdir()
+    for number in range(MAX_CHANGED_FILES + 1):
+        (folder / f"f{number}.py").write_text("")
+    (env.workspace.root / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+    observation, _, _, _, info = env.step({"name": "eval"})
+    assert "10,002 changed files, more than a text patch may hold (10,000): none is scored" in observation
+    assert (info["score"], info["max_score"]) == (1, 2), observation
+    assert "none is scored" in env.diff()
