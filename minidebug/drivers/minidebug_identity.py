@@ -233,7 +233,8 @@ class Genuine:
         return entry[1]
 
     def _untrusted_in(self, owner):
-        for klass in _mro(owner):
+        # `or`: __mro__ is None for a static type not readied yet (unicodedata.UCD before 3.10)
+        for klass in _mro(owner) or (owner,):
             for name, value in _class_dict(klass).items():
                 if type(value) in _WRAPPERS:
                     value = value.__func__
@@ -363,7 +364,8 @@ def _resolve(namespace, names):
         if not issubclass(type(value), type):
             return None, None
         owner, value = value, None
-        for klass in _mro(owner):
+        # `or`: __mro__ is None for a static type not readied yet (unicodedata.UCD before 3.10)
+        for klass in _mro(owner) or (owner,):
             found = _class_dict(klass).get(name)
             if found is not None:
                 value = found
