@@ -107,6 +107,9 @@ def test_filter_slice_and_test_lists():
     assert portable("t.py::test_x") and portable("t.py::C::test_x[1-2]")
     assert portable("t.py::test_unpack[")  # cut at a space when it was recorded: scored by prefix
     assert not portable("t.py::test_x[/n/fs/temp/pkg/data/a.dcm-data0]")  # a path of the recording machine
+    assert not portable("t.py::test_x[/tmp/pytest-of-u/pytest-3/x0]") and not portable("t.py::t[a-/c/b.py]")
+    assert portable("t.py::test_is_fs_root[/-True]") and portable("t.py::test_is_fs_root[/projects-False]")
+    assert not portable("t.py::test_x[here-1]", ["here"])  # under a path the caller names
     with pytest.raises(ValueError, match="not a JSON list"):
         parse_test_ids("[a::b", "F")
 

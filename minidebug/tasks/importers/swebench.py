@@ -74,12 +74,18 @@ def parse_test_ids(value: Any, field: str) -> list[str]:
     return value
 
 
-def portable(test_id: str) -> bool:
-    """Whether a recorded test id can name a test here: no absolute path of the machine that recorded it
-    among its parameters. An id cut short at a space (an unclosed `[`) is kept: scoring matches it by
-    prefix, as SWE-bench does (see minidebug.scoring.ids)."""
+def portable(test_id: str, machine_paths: Iterable[str] = ()) -> bool:
+    """Whether a recorded test id can name a test here: no path of the machine that recorded it among its
+    parameters, that is no absolute path of two or more parts (`/n/fs/data/a.dcm`, `/tmp/pytest-of-u/x`)
+    and nothing under `machine_paths`. A root or one-part path (`[/-True]`, `[/projects-False]`) is a
+    literal of the test, the same on every machine, and kept. An id cut short at a space (an unclosed `[`)
+    is kept: scoring matches it by prefix, as SWE-bench does (see minidebug.scoring.ids)."""
     name = test_id.split("::", 1)[-1]
-    return "[" not in name or not re.search(r"[\[-]/", name)
+    if "[" not in name:
+        return True
+    if any(path and path in name for path in machine_paths):
+        return False
+    return not re.search(r"[\[-]/[^/\[\]-][^/\[\]]*/", name)
 
 
 def select_instances(instances: list[dict[str, Any]], pattern: str | None = None,
