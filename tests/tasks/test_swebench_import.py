@@ -89,6 +89,7 @@ def test_both_json_shapes_import_to_tasks_that_pass_check(clones, tmp_path, cach
     assert first.description == "double(4) gives 9 \U0001f622 \"since\" v2\\n"
     assert first.spec.fail_to_pass == ["tests/test_double.py::test_double"]
     assert first.spec.readonly == ["tests/test_double.py"] and "2.0" in first.spec.tags
+    assert first.spec.eval == "python -m pytest -q tests/test_double.py tests/test_ops.py"
 
     report = check_task(first, cache_dir=cache_dir, sandbox=None)
     assert report.ok, format_reports([report])
@@ -241,6 +242,21 @@ def test_a_clone_missing_objects_fails_its_instance_saying_why(clones, tmp_path,
         printed = capsys.readouterr().out
         assert f"  example__mathlib-1: {reason}" in printed, printed
         assert not out.exists()
+
+
+def test_data_files_of_the_test_patch_are_read_only_and_not_given_to_pytest(clones, tmp_path, cache_dir, capsys):
+    """As SWE-bench's harness: a test patch's data files (flask's tests/static/config.toml) are not in the eval
+    command, where pytest collects nothing from one and stops; they are the task's, read-only."""
+    repos, commit = clones
+    data = "--- /dev/null\n+++ b/tests/static/config.toml\n@@ -0,0 +1 @@\n+double = 8\n"
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit, test_patch=TEST_PATCH + data)]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    task = load_task(tmp_path / "t" / "example__mathlib-1")
+    assert task.spec.eval == "python -m pytest -q tests/test_double.py tests/test_ops.py"
+    assert task.spec.readonly == ["tests/static/config.toml", "tests/test_double.py"]
+    report = check_task(task, cache_dir=cache_dir, sandbox=None)
+    assert report.ok, format_reports([report])
 
 
 @pytest.mark.parametrize("field, path, why", [
