@@ -280,6 +280,23 @@ def test_a_patch_naming_a_path_outside_the_project_is_refused_at_import(clones, 
     load_task(out / "example__mathlib-1")
 
 
+def test_validate_says_why_no_test_ran(clones, tmp_path, cache_dir, monkeypatch, capsys):
+    """An eval whose runner stopped before its first test, with no collection error to say why (the eval driver
+    crashed on Python 3.9 once), is a row that gives the exception, not only each test "did not run"."""
+    repos, commit = clones
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    broken = ("--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1,2 @@\n+def pytest_collection_finish(session):\n"
+              "+    raise LookupError('the runner broke before the first test')\n")
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit, test_patch=TEST_PATCH + broken)]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "t" / "example__mathlib-1"), "--sandbox", "none", "--json"]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert row["problem"].startswith("no test ran in the base eval: ") and "LookupError: the runner broke before the " \
+        "first test; no test ran in the gold eval: " in row["problem"], row["problem"]
+
+
 SLOW_TEST_PATCH = textwrap.dedent("""\
     --- /dev/null
     +++ b/tests/test_double.py
