@@ -68,6 +68,8 @@ ADJUSTMENTS = {  # repository -> (fields added to every version, why)
                           "toml, which base commits before pylint moved to tomli import (the venv is installed "
                           "at the environment commit, which may have moved already: 2.13)"),
     "pvlib/pvlib-python": ({"packages": ["numpy<2"]}, "numpy 2 removed names its code uses (np.Inf)"),
+    "sphinx-doc/sphinx": ({"packages": ["docutils<0.22"]},
+                          "docutils 0.22 removed docutils.utils.roman, which sphinx 3 imports (asking docutils>=0.12)"),
 }
 
 SYSTEM = {  # a Debian package SWE-bench installs -> what shows it is here (programs, `lib:` libraries)
