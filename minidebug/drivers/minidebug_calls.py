@@ -61,7 +61,8 @@ class _Checks:
         """The classes of `item_class` (its bases included) given an attribute of the agent's code since last
         seen here (pytest sets some itself as it configures: `Node.fspath`)."""
         found, classes, is_ = [], self.classes, operator.is_
-        for klass in _mro(item_class):
+        # `or`: __mro__ is None for a static type not readied yet (unicodedata.UCD before 3.10)
+        for klass in _mro(item_class) or (item_class,):
             namespace = _class_dict(klass)
             entry = classes.get(id(klass))
             if entry is not None and entry[0] is klass and len(entry[1]) == len(namespace) \

@@ -262,7 +262,8 @@ class Genuine:
         return self._file(self.real(filename))[6].get(_qualname(klass), ())
 
     def _untrusted_in(self, owner):
-        for klass in _mro(owner):
+        # `or`: __mro__ is None for a static type not readied yet (unicodedata.UCD before 3.10)
+        for klass in _mro(owner) or (owner,):
             assigned = self._assigned_in(klass)
             for name, value in _class_dict(klass).items():
                 if name in assigned:
@@ -445,7 +446,8 @@ def _resolve(namespace, names):
         if not issubclass(type(value), type):
             return None, None
         owner, value = value, None
-        for klass in _mro(owner):
+        # `or`: __mro__ is None for a static type not readied yet (unicodedata.UCD before 3.10)
+        for klass in _mro(owner) or (owner,):
             found = _class_dict(klass).get(name)
             if found is not None:
                 value = found

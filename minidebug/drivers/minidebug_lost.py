@@ -72,10 +72,11 @@ def _watch_unittest(sink):
     outcome_class, names = case._Outcome, vars(case)
 
     @contextlib.contextmanager
-    def testPartExecutor(self, test_case, subTest=False, _original=outcome_class.testPartExecutor,  # noqa: N802
+    def testPartExecutor(self, test_case, *part, _original=outcome_class.testPartExecutor,  # noqa: N802
                          _stop=case._ShouldStop, _names=names, _sink=sink, _isinstance=isinstance,
-                         _type=type):
-        with _original(self, test_case, subTest):
+                         _type=type, **named):
+        # part: (subTest,) from 3.11, (isTest,) before, as unittest passes it (by position or by name)
+        with _original(self, test_case, *part, **named):
             try:
                 yield
             except Exception as exc:

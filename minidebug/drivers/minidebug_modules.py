@@ -485,7 +485,8 @@ def _instance_dict_slot(kind):
     without one."""
     if issubclass(kind, _NOT_OBJECTS):
         return None
-    for klass in _mro(kind):
+    # `or`: __mro__ is None for a static type not readied yet (unicodedata.UCD before 3.10)
+    for klass in _mro(kind) or (kind,):
         slot = _class_dict(klass).get("__dict__")
         if slot is not None:
             return slot if type(slot) is _GETSET else None

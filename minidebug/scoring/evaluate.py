@@ -226,7 +226,8 @@ def _created(workspace: Workspace, laid: list[str]) -> tuple[str, ...]:
 def _static_findings(workspace: Workspace, tree: Path, laid: list[str], created: tuple[str, ...]) -> tuple[str, ...]:
     """What the agent's changes to Python files show of reaching into the runner (see forgery.py), read
     from the eval tree before anything ran there, and its new paths named like modules it does not own."""
-    own = ("src/_pytest/", "_pytest/", "src/pytest/", "pytest/") if is_pytest(workspace.prepared.eval_base) else ()
+    own = ("src/_pytest/", "_pytest/", "src/pytest/", "pytest/", "src/pytest.py", "pytest.py") \
+        if is_pytest(workspace.prepared.eval_base) else ()
     found = forgery.shadowing_files([rel for rel in created if not rel.startswith(own)],
                                     forgery.protected_names(workspace.venv))
     for rel in laid:

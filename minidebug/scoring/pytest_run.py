@@ -58,10 +58,11 @@ def start_warm(tree: Path, scratch: Path, *, venv: Path, drivers: Path, confinem
 
 
 def is_pytest(pristine: Path) -> bool:
-    """Whether a task's pristine tree is pytest itself (`_pytest` and `pytest` packages at its root or in
-    src/): then its tests are run by its own pytest, which the agent may be fixing, as its developers run
-    them; the venv's pytest would test the wrong code."""
-    return any((folder / "_pytest" / "__init__.py").is_file() and (folder / "pytest").is_dir()
+    """Whether a task's pristine tree is pytest itself (the `_pytest` package and `pytest`, a package from
+    5.4 on and a module before, at its root or in src/): then its tests are run by its own pytest, which the
+    agent may be fixing, as its developers run them; the venv's pytest would test the wrong code."""
+    return any((folder / "_pytest" / "__init__.py").is_file()
+               and ((folder / "pytest").is_dir() or (folder / "pytest.py").is_file())
                for folder in (pristine / "src", pristine))
 
 

@@ -4,12 +4,16 @@ The instance is imported as a task (see minidebug.tasks.importers.swebench) that
 with its gold patch; the gold-patch routine (see gold.py) evals it on the base commit with the test patch,
 with the fix applied through `edit`, and on the base again after a reset. A test that passes with the fix
 and fails in both base evals is FAIL_TO_PASS; one that passes in all three is PASS_TO_PASS; one whose two
-base outcomes differ is flaky and left out. An instance with no FAIL_TO_PASS test is rejected, saying why.
+base outcomes differ is flaky and left out. A test whose id names a path of this machine (a temporary
+folder among its parameters: it changes from run to run, so no later run gives that id) is left out too, as
+the importer leaves such ids out (see minidebug.tasks.importers.swebench.portable). An instance with no
+FAIL_TO_PASS test is rejected, saying why.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -20,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tasks.history import HistoryError, check_source, instance_from_commit
-from ..tasks.importers.swebench import import_swebench
+from ..tasks.importers.swebench import import_swebench, portable
 from ..tasks.patch import parse_patch
 from ..tasks.task import Task, load_task
 from .gold import gold_run
@@ -36,6 +40,7 @@ class Measured:
     instance: dict[str, Any]
     problem: str = ""
     flaky: tuple[str, ...] = ()  # tests whose outcome on the base differed between its two evals
+    machine_bound: tuple[str, ...] = ()  # tests whose ids name a path of this machine
     seconds: float = 0.0
 
     @property
@@ -53,7 +58,9 @@ class HistoryReport:
     def summary(self, out: Path) -> str:
         lines = [f"{m.instance['instance_id']}: {len(m.instance['FAIL_TO_PASS'])} FAIL_TO_PASS, "
                  f"{len(m.instance['PASS_TO_PASS'])} PASS_TO_PASS ({m.seconds:.1f} s"
-                 f"{f'; {len(m.flaky)} flaky left out' if m.flaky else ''})" for m in self.kept]
+                 f"{f'; {len(m.flaky)} flaky left out' if m.flaky else ''}"
+                 f"{f'; {len(m.machine_bound)} left out naming a path of this machine' if m.machine_bound else ''})"
+                 for m in self.kept]
         lines += [f"rejected {commit}: {reason}" for commit, reason in self.rejected.items()]
         lines.append(f"{len(self.kept)} instance(s) written to {out}")
         return "\n".join(lines)
@@ -71,8 +78,9 @@ def measure_instance(instance: dict[str, Any], clone: Path, make_options: dict[s
     seconds = round(time.monotonic() - started, 1)
     if problem:
         return Measured(instance, problem, seconds=seconds)
-    fail_to_pass, pass_to_pass, flaky = outcome
-    return Measured({**instance, "FAIL_TO_PASS": fail_to_pass, "PASS_TO_PASS": pass_to_pass}, "", flaky, seconds)
+    fail_to_pass, pass_to_pass, flaky, machine_bound = outcome
+    return Measured({**instance, "FAIL_TO_PASS": fail_to_pass, "PASS_TO_PASS": pass_to_pass}, "", flaky,
+                    machine_bound, seconds)
 
 
 def _measure(instance: dict[str, Any], clone: Path, work: Path, make_options: dict[str, Any]):
@@ -107,6 +115,9 @@ def _measure(instance: dict[str, Any], clone: Path, work: Path, make_options: di
             return f"cannot run the tests ({phase}): {_reason(result.error, work)}", None
     assert run.gold is not None  # the loop returned where it is None
     passing = [test for test, outcome in run.gold.tests.items() if outcome == "passed"]
+    machine = (str(work), os.path.join(tempfile.gettempdir(), ""))
+    machine_bound = tuple(sorted(test for test in passing if not portable(test, machine)))
+    passing = [test for test in passing if test not in machine_bound]
     base = [test for test in passing if run.base.tests.get(test) == "passed"]
     again = [test for test in passing if run.after_reset.tests.get(test) == "passed"]
     flaky = tuple(sorted(set(base) ^ set(again)))
@@ -114,8 +125,10 @@ def _measure(instance: dict[str, Any], clone: Path, work: Path, make_options: di
     pass_to_pass = sorted(set(base) & set(again))
     if not fail_to_pass:
         return (f"no FAIL_TO_PASS test: of the {len(passing)} test(s) passing with the fix, "
-                f"{len(pass_to_pass)} pass without it too" + (f" and {len(flaky)} are flaky" if flaky else "")), None
-    return "", (fail_to_pass, pass_to_pass, flaky)
+                f"{len(pass_to_pass)} pass without it too" + (f" and {len(flaky)} are flaky" if flaky else "")
+                + (f"; {len(machine_bound)} more left out: their ids name a path of this machine"
+                   if machine_bound else "")), None
+    return "", (fail_to_pass, pass_to_pass, flaky, machine_bound)
 
 
 def _reason(error: str, work: Path) -> str:

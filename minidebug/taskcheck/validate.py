@@ -126,6 +126,8 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
     problems = [f"the {phase} eval timed out after {limit} s (the task's eval_timeout: `--eval-timeout` or the "
                 f"task's [limits] raise it)" for phase, limit in (("base", _timed_out(run.base)),
                                                                   ("gold", _timed_out(run.gold))) if limit]
+    problems += [f"no test ran in the {phase} eval: {why}" for phase, why in
+                 (("base", _nothing_ran(run.base, base[0])), ("gold", _nothing_ran(run.gold, gold[0]))) if why]
     offline = [trouble for trouble in gold[1] if needs_network(trouble.first_line)]
     if offline:
         example = offline[0]
@@ -162,6 +164,17 @@ def _timed_out(result: Eval | None) -> str:
     """The limit an eval was killed at (its output's last line says so), or "" when it was not."""
     match = re.search(r"\[timed out after ([\d.]+) s", result.output) if result is not None else None
     return match.group(1) if match else ""
+
+
+def _nothing_ran(result: Eval, collect_errors: int) -> str:
+    """Why an eval ran no test at all when neither a timeout nor a collection error says so (the runner
+    stopped before its first test: a crash, a usage error): the last line of its output that states an
+    exception, else its last line. "" when a test ran or the eval's troubles already say why."""
+    if collect_errors or _timed_out(result) or any(outcome != "did not run" for outcome in result.tests.values()):
+        return ""
+    lines = [line.strip() for line in result.output.splitlines() if line.strip()]
+    cause = next((line for line in reversed(lines) if re.search(r"\b[A-Z]\w*(Error|Exception)\b", line)), "")
+    return (cause or (lines[-1] if lines else "it printed nothing"))[:300]
 
 
 def needs_network(first_line: str) -> bool:

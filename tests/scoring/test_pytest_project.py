@@ -35,15 +35,22 @@ def _approx_source() -> Path:
     return found[0]
 
 
-@pytest.fixture
-def pytest_task(task_dir):
+@pytest.fixture(params=["package", "module"])
+def pytest_task(task_dir, request):
+    """pytest's sources with approx's bug; `pytest` a package (pytest 5.4 and later) or a module, src/pytest.py,
+    as pytest 5.3 and earlier have it."""
     api_name = _approx_source().name
     root = task_dir(TESTS, 'description = "approx ignores its relative tolerance"\n'
                            'eval = "python -m pytest -q -p no:randomly testing/test_approx.py"\n'
                            'readonly = ["testing/*"]\n')
-    for package in ("_pytest", "pytest"):
-        shutil.copytree(SOURCE.parent / package, root / "repo" / "src" / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+    src = root / "repo" / "src"
+    shutil.copytree(SOURCE.parent / "_pytest", src / "_pytest", ignore=shutil.ignore_patterns("__pycache__"))
+    if request.param == "package":
+        shutil.copytree(SOURCE.parent / "pytest", src / "pytest", ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        main = (SOURCE.parent / "pytest" / "__main__.py").read_text()
+        (src / "pytest.py").write_text((SOURCE.parent / "pytest" / "__init__.py").read_text() + "\n\n"
+                                       + main[main.index("if __name__"):])
     api = root / "repo" / "src" / "_pytest" / api_name
     good = TOLERANCE.search(api.read_text()).group(0)
     api.write_text(api.read_text().replace(good, good.replace(GOOD, BAD)))

@@ -29,16 +29,22 @@ TESTS = ("from calc.ops import double, negate\n\n\ndef test_negate():\n    asser
          "def test_broken_before_and_after():\n    assert double(1) == 3\n")
 
 
-@pytest.fixture
-def history(tmp_path):
-    """`example__calc` under a folder of clones: a buggy base, then a fix commit with its test, then commits
-    that cannot make an instance."""
+def calc_repo(tmp_path):
+    """`example__calc` under a folder of clones, at its buggy base commit."""
     repo = tmp_path / "repos" / "example__calc"
     repo.mkdir(parents=True)
     git(repo, "init", "-q")
     commit_files(repo, "calc 1.4", {"pyproject.toml": '[project]\nname = "calc"\nversion = "1.4.2"\n',
                                     "calc/__init__.py": "", "calc/ops.py": OPS.format("x + x + 1"),
                                     "tests/test_ops.py": TESTS})
+    return repo
+
+
+@pytest.fixture
+def history(tmp_path):
+    """`example__calc` under a folder of clones: a buggy base, then a fix commit with its test, then commits
+    that cannot make an instance."""
+    repo = calc_repo(tmp_path)
     fix = commit_files(repo, "Fix double(): it added one\n\ndouble(4) gave 9.", {
         "calc/ops.py": OPS.format("2 * x"), "CHANGES.md": "- double() is twice x\n",
         "tests/test_ops.py": TESTS + "\n\ndef test_double():\n    assert double(4) == 8\n"})
@@ -102,3 +108,28 @@ def test_test_files_are_those_under_test_folders_or_named_as_tests():
              "test_top.py", "pkg/engine_test.py", "testing/data.json"]
     sources = ["pkg/testsuite.py", "pkg/attest.py", "src/pytest_thing/plugin.py", "docs/testing.rst", "setup.py"]
     assert [path for path in tests + sources if is_test_file(path)] == tests
+
+
+def test_measured_ids_that_name_a_path_of_this_machine_are_left_out(tmp_path, cache_dir, monkeypatch, capsys):
+    """A test parametrized by a path of this machine (its interpreter's): kept, its id would be one the
+    importer refuses (and a FAIL_TO_PASS no run elsewhere gives). A parameter that is a root or one-part
+    path (`[/]`, `[/projects]`, as pytest's own test_findpaths has) is the test's own literal: kept."""
+    repo = calc_repo(tmp_path)
+    tests = TESTS + ("\n\nimport sys\n\nimport pytest\n\n\n"
+                     "@pytest.mark.parametrize('where', [sys.executable])\n"
+                     "def test_double_somewhere(where):\n    assert double(4) == 8\n\n\n"
+                     "@pytest.mark.parametrize('root', ['/', '/projects'])\n"
+                     "def test_double_at(root):\n    assert double(4) == 8\n")
+    fix = commit_files(repo, "Fix double()", {"calc/ops.py": OPS.format("2 * x"), "tests/test_ops.py": tests})
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    out = tmp_path / "instances.jsonl"
+    assert main(["instances", str(repo), fix, "--repository", "example/calc", "--out", str(out),
+                 "--sandbox", "none"]) == 0
+    (instance,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert instance["FAIL_TO_PASS"] == ["tests/test_ops.py::test_double_at[/]",
+                                        "tests/test_ops.py::test_double_at[/projects]"]
+    assert instance["PASS_TO_PASS"] == ["tests/test_ops.py::test_negate"]
+    assert "; 1 left out naming a path of this machine)" in capsys.readouterr().out.splitlines()[0]
+
+    assert main(["import", "swebench", str(out), "--repos", str(repo.parent), "--out", str(tmp_path / "tasks")]) == 0
+    assert (tmp_path / "tasks" / instance["instance_id"]).is_dir()

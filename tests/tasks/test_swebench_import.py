@@ -89,6 +89,7 @@ def test_both_json_shapes_import_to_tasks_that_pass_check(clones, tmp_path, cach
     assert first.description == "double(4) gives 9 \U0001f622 \"since\" v2\\n"
     assert first.spec.fail_to_pass == ["tests/test_double.py::test_double"]
     assert first.spec.readonly == ["tests/test_double.py"] and "2.0" in first.spec.tags
+    assert first.spec.eval == "python -m pytest -q tests/test_double.py tests/test_ops.py"
 
     report = check_task(first, cache_dir=cache_dir, sandbox=None)
     assert report.ok, format_reports([report])
@@ -107,6 +108,9 @@ def test_filter_slice_and_test_lists():
     assert portable("t.py::test_x") and portable("t.py::C::test_x[1-2]")
     assert portable("t.py::test_unpack[")  # cut at a space when it was recorded: scored by prefix
     assert not portable("t.py::test_x[/n/fs/temp/pkg/data/a.dcm-data0]")  # a path of the recording machine
+    assert not portable("t.py::test_x[/tmp/pytest-of-u/pytest-3/x0]") and not portable("t.py::t[a-/c/b.py]")
+    assert portable("t.py::test_is_fs_root[/-True]") and portable("t.py::test_is_fs_root[/projects-False]")
+    assert not portable("t.py::test_x[here-1]", ["here"])  # under a path the caller names
     with pytest.raises(ValueError, match="not a JSON list"):
         parse_test_ids("[a::b", "F")
 
@@ -240,6 +244,21 @@ def test_a_clone_missing_objects_fails_its_instance_saying_why(clones, tmp_path,
         assert not out.exists()
 
 
+def test_data_files_of_the_test_patch_are_read_only_and_not_given_to_pytest(clones, tmp_path, cache_dir, capsys):
+    """As SWE-bench's harness: a test patch's data files (flask's tests/static/config.toml) are not in the eval
+    command, where pytest collects nothing from one and stops; they are the task's, read-only."""
+    repos, commit = clones
+    data = "--- /dev/null\n+++ b/tests/static/config.toml\n@@ -0,0 +1 @@\n+double = 8\n"
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit, test_patch=TEST_PATCH + data)]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    task = load_task(tmp_path / "t" / "example__mathlib-1")
+    assert task.spec.eval == "python -m pytest -q tests/test_double.py tests/test_ops.py"
+    assert task.spec.readonly == ["tests/static/config.toml", "tests/test_double.py"]
+    report = check_task(task, cache_dir=cache_dir, sandbox=None)
+    assert report.ok, format_reports([report])
+
+
 @pytest.mark.parametrize("field, path, why", [
     ("test_patch", "../outside.py", "the test patch (`test_patch`) cannot be used: the patch names '../outside.py'"),
     ("test_patch", "tests/../../up.py", "the test patch (`test_patch`) cannot be used: the patch names "
@@ -259,6 +278,23 @@ def test_a_patch_naming_a_path_outside_the_project_is_refused_at_import(clones, 
                                         "(git apply refuses it too)"], lines
     assert sorted(p.name for p in out.iterdir()) == ["example__mathlib-1"]  # nothing written for it
     load_task(out / "example__mathlib-1")
+
+
+def test_validate_says_why_no_test_ran(clones, tmp_path, cache_dir, monkeypatch, capsys):
+    """An eval whose runner stopped before its first test, with no collection error to say why (the eval driver
+    crashed on Python 3.9 once), is a row that gives the exception, not only each test "did not run"."""
+    repos, commit = clones
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    broken = ("--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1,2 @@\n+def pytest_collection_finish(session):\n"
+              "+    raise LookupError('the runner broke before the first test')\n")
+    instances = tmp_path / "instances.json"
+    instances.write_text(json.dumps([instance(commit, test_patch=TEST_PATCH + broken)]))
+    assert main(["import", "swebench", str(instances), "--repos", str(repos), "--out", str(tmp_path / "t")]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "t" / "example__mathlib-1"), "--sandbox", "none", "--json"]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert row["problem"].startswith("no test ran in the base eval: ") and "LookupError: the runner broke before the " \
+        "first test; no test ran in the gold eval: " in row["problem"], row["problem"]
 
 
 SLOW_TEST_PATCH = textwrap.dedent("""\

@@ -60,6 +60,11 @@ def read_instances(path: Path) -> list[dict[str, Any]]:
     return instances
 
 
+# Files of a test patch that are data, not tests: SWE-bench's harness leaves them out of the test command (pytest,
+# given one, collects nothing from it and stops: "found no collectors for tests/static/config.toml").
+NON_TEST_EXTENSIONS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
+
+
 def parse_test_ids(value: Any, field: str) -> list[str]:
     """A FAIL_TO_PASS / PASS_TO_PASS value as a list of test ids (it may be a list or a JSON string of one)."""
     if isinstance(value, str):
@@ -74,12 +79,18 @@ def parse_test_ids(value: Any, field: str) -> list[str]:
     return value
 
 
-def portable(test_id: str) -> bool:
-    """Whether a recorded test id can name a test here: no absolute path of the machine that recorded it
-    among its parameters. An id cut short at a space (an unclosed `[`) is kept: scoring matches it by
-    prefix, as SWE-bench does (see minidebug.scoring.ids)."""
+def portable(test_id: str, machine_paths: Iterable[str] = ()) -> bool:
+    """Whether a recorded test id can name a test here: no path of the machine that recorded it among its
+    parameters, that is no absolute path of two or more parts (`/n/fs/data/a.dcm`, `/tmp/pytest-of-u/x`)
+    and nothing under `machine_paths`. A root or one-part path (`[/-True]`, `[/projects-False]`) is a
+    literal of the test, the same on every machine, and kept. An id cut short at a space (an unclosed `[`)
+    is kept: scoring matches it by prefix, as SWE-bench does (see minidebug.scoring.ids)."""
     name = test_id.split("::", 1)[-1]
-    return "[" not in name or not re.search(r"[\[-]/", name)
+    if "[" not in name:
+        return True
+    if any(path and path in name for path in machine_paths):
+        return False
+    return not re.search(r"[\[-]/[^/\[\]-][^/\[\]]*/", name)
 
 
 def select_instances(instances: list[dict[str, Any]], pattern: str | None = None,
@@ -202,7 +213,8 @@ def _write_task(instance: dict[str, Any], out: Path, sources: _Sources,
     if shape == "bare":
         fail_to_pass, pass_to_pass = _node_ids(fail_to_pass, pass_to_pass, test_patches, repository,
                                                instance["base_commit"])
-    run_files = sorted(set(test_files) | {test.split("::", 1)[0] for test in fail_to_pass + pass_to_pass})
+    run_files = sorted({f for f in test_files if not f.endswith(NON_TEST_EXTENSIONS)}
+                       | {test.split("::", 1)[0] for test in fail_to_pass + pass_to_pass})
     test_command = eval_prefix(recipe.test if recipe is not None else None, shape)
     if shape == "django":
         if Path(repository).is_dir() and read_at(repository, instance["base_commit"], DJANGO_SCRIPT) is None:

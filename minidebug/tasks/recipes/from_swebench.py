@@ -63,9 +63,16 @@ ADJUSTMENTS = {  # repository -> (fields added to every version, why)
                         "numpy 2 and pytest 8 break its tests; built with this venv's setuptools<70"),
     "sqlfluff/sqlfluff": ({"packages": ["pytest<8"], "install": ["python -m pip install --no-build-isolation -e ."]},
                           "pytest 8 rejects its old configuration; built with this venv's setuptools<70"),
-    "pylint-dev/pylint": ({"install": ["python -m pip install --no-build-isolation -e ."]},
-                          "built with this venv's setuptools (its pinned setuptools~=62.6 cannot install editable)"),
+    "pylint-dev/pylint": ({"packages": ["toml"], "install": ["python -m pip install --no-build-isolation -e ."]},
+                          "built with this venv's setuptools (its pinned setuptools~=62.6 cannot install editable); "
+                          "toml, which base commits before pylint moved to tomli import (the venv is installed "
+                          "at the environment commit, which may have moved already: 2.13)"),
     "pvlib/pvlib-python": ({"packages": ["numpy<2"]}, "numpy 2 removed names its code uses (np.Inf)"),
+    "pytest-dev/pytest": ({"packages": ["importlib-metadata"]},
+                          "importlib-metadata, which base commits of 4.6 import on every Python while the "
+                          "environment commit asks it below 3.8 only"),
+    "sphinx-doc/sphinx": ({"packages": ["docutils<0.22"]},
+                          "docutils 0.22 removed docutils.utils.roman, which sphinx 3 imports (asking docutils>=0.12)"),
 }
 
 SYSTEM = {  # a Debian package SWE-bench installs -> what shows it is here (programs, `lib:` libraries)
