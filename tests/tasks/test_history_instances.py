@@ -111,12 +111,12 @@ def test_test_files_are_those_under_test_folders_or_named_as_tests():
 
 
 def test_measured_ids_that_name_a_path_of_this_machine_are_left_out(tmp_path, cache_dir, monkeypatch, capsys):
-    """A test parametrized by a path of this machine (its interpreter's): kept, its id would be one the
+    """A test parametrized by a path of a machine (`/home/user/data.csv`): kept, its id would be one the
     importer refuses (and a FAIL_TO_PASS no run elsewhere gives). A parameter that is a root or one-part
     path (`[/]`, `[/projects]`, as pytest's own test_findpaths has) is the test's own literal: kept."""
     repo = calc_repo(tmp_path)
-    tests = TESTS + ("\n\nimport sys\n\nimport pytest\n\n\n"
-                     "@pytest.mark.parametrize('where', [sys.executable])\n"
+    tests = TESTS + ("\n\nimport pytest\n\n\n"
+                     "@pytest.mark.parametrize('where', ['/home/user/data.csv'])\n"
                      "def test_double_somewhere(where):\n    assert double(4) == 8\n\n\n"
                      "@pytest.mark.parametrize('root', ['/', '/projects'])\n"
                      "def test_double_at(root):\n    assert double(4) == 8\n")
