@@ -384,7 +384,7 @@ def _same_entry(entry: tuple[str, bytes, int] | None, base: tuple[str, bytes, in
 
 
 def _is_utf8(text: str) -> bool:
-    """Whether `text` can be written as UTF-8 (a name made from bytes that are not holds lone surrogates)."""
+    """Whether `text` can be written as UTF-8 (a name made of bytes that are not UTF-8 holds lone surrogates)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
