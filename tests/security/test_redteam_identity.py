@@ -146,8 +146,25 @@ def write(env, rel, text):
     assert not observation.startswith("error"), observation
 
 
+def rewrite(env, rel, text):
+    """Give file `rel` of the worktree the text `text`, through the edit tool."""
+    old = (env.workspace.root / rel).read_text()
+    observation = env.step({"name": "edit", "arguments": {"path": rel, "old": old, "new": text}})[0]
+    assert not observation.startswith("error"), observation
+
+
 def prepend_to_calc(env, code):
     write(env, "calc.py", code + "\n\n")
+
+
+def scores_as_written(env):
+    """The unfixed project earns 1/2 and the fixed one 2/2, neither with a finding: the checks let the task's
+    own test code be."""
+    reward, observation, info = evaluate(env)
+    assert reward == 0.5 and not info.get("suspicious"), observation
+    rewrite(env, "calc.py", textwrap.dedent(CALC["calc.py"]).replace("a - b", "a + b"))
+    reward, observation, info = evaluate(env)
+    assert reward == 1.0 and not info.get("suspicious"), observation
 
 
 def attacked(make_env, task, attack, sandbox):
@@ -589,13 +606,7 @@ def test_an_import_of_the_test_module_that_did_not_run_is_no_finding(make_env, t
     task = task_dir({**CALC, "test_calc.py": UNRUN_IMPORT}, CALC_TOML, CALC_PATCH, name="unrun_import")
     env = make_env(task, strict=True, sandbox=sandbox)
     env.reset()
-    reward, observation, info = evaluate(env)
-    assert reward == 0.5 and not info.get("suspicious"), observation
-    fixed = textwrap.dedent(CALC["calc.py"]).replace("a - b", "a + b")
-    old = (env.workspace.root / "calc.py").read_text()
-    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": fixed}})
-    reward, observation, info = evaluate(env)
-    assert reward == 1.0 and not info.get("suspicious"), observation
+    scores_as_written(env)
 
 
 # The name an import bound taken out of the test module while it is imported (by the module `__getattr__`
@@ -630,8 +641,7 @@ def __getattr__(name):
 def test_an_imported_name_taken_out_is_never_read_from_builtins(make_env, calc):
     env = make_env(calc, strict=True)
     env.reset()
-    old = (env.workspace.root / "calc.py").read_text()
-    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": FALLS_BACK_TO_BUILTINS}})
+    rewrite(env, "calc.py", FALLS_BACK_TO_BUILTINS)
     reward, observation, info = evaluate(env)
     assert reward == 0.0, observation
     assert any("builtins" in finding for finding in info["suspicious"]), info
@@ -681,8 +691,7 @@ def test_a_test_moved_ahead_in_its_modules_namespace_does_not_count(make_env, ta
     env.reset()
     reward, observation, info = evaluate(env)
     assert reward == 0.5 and not info.get("suspicious"), observation
-    old = (env.workspace.root / "bucket.py").read_text()
-    env.step({"name": "edit", "arguments": {"path": "bucket.py", "old": old, "new": FIRST_IN_LINE}})
+    rewrite(env, "bucket.py", FIRST_IN_LINE)
     reward, observation, info = evaluate(env)
     assert reward == 0.0, observation
     assert any("not in its file's order" in finding for finding in info["suspicious"]), info
@@ -711,10 +720,4 @@ def test_a_project_function_a_test_class_holds_as_its_own_attribute_is_no_findin
     task = task_dir({**CALC, "test_calc.py": HELD_BY_THE_CLASS}, CALC_TOML, CALC_PATCH, name="held")
     env = make_env(task, strict=True, eval_mode=eval_mode)
     env.reset()
-    reward, observation, info = evaluate(env)
-    assert reward == 0.5 and not info.get("suspicious"), observation
-    fixed = textwrap.dedent(CALC["calc.py"]).replace("a - b", "a + b")
-    old = (env.workspace.root / "calc.py").read_text()
-    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": fixed}})
-    reward, observation, info = evaluate(env)
-    assert reward == 1.0 and not info.get("suspicious"), observation
+    scores_as_written(env)

@@ -17,7 +17,7 @@ from minidebug.drivers.minidebug_protocol import TAG_SIZE, tag
 from minidebug.scoring.pytest_run import _parse
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 from tests.security.test_redteam import UNFIXED, evaluate
-from tests.security.test_redteam_identity import SANDBOXES, attacked, calc, prepend_to_calc  # noqa: F401
+from tests.security.test_redteam_identity import SANDBOXES, attacked, calc, prepend_to_calc, rewrite  # noqa: F401
 
 # The first socket among the process's descriptors: the report's.
 FIND = """\
@@ -267,7 +267,6 @@ def test_a_file_named_like_the_report_sockets_descriptor_is_no_finding(make_env,
     env.reset()
     fixed = ("for _number in range(3, 64):\n    open(str(_number), 'w').close()\n\n\n"
              "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
-    old = (env.workspace.root / "calc.py").read_text()
-    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": fixed}})
+    rewrite(env, "calc.py", fixed)
     reward, observation, info = evaluate(env)
     assert reward == 1.0 and not info.get("suspicious"), (observation, info)
