@@ -237,49 +237,65 @@ def _venv_code(value, judge):
         and judge(filename) is False
 
 
-def dict_version_reader():
-    """A function giving a dict's version tag (PEP 509: every write to the dict changes it), read from the
-    object's memory as Python < 3.12 lays it out, after checking that layout on a dict of its own; None on
-    3.12 and later (its dict watchers see writes) or where the layout is not as expected."""
+def tag_viewer():
+    """A function giving a view of a dict's version tag (PEP 509: every write to the dict changes it) whose
+    `value` reads the tag from the object's memory as Python < 3.12 lays it out, after checking that layout on
+    a dict of its own; None on 3.12 and later (its dict watchers see writes) or where the layout is not as
+    expected. Each view made is an audit event: make one a dict."""
     if sys.version_info >= (3, 12) or sys.maxsize < 2 ** 32:
         return None
     try:
         import ctypes
 
         word, offset = ctypes.c_uint64, 3 * ctypes.sizeof(ctypes.c_ssize_t)  # past refcount, type and size
-        views = {}  # id(mapping) -> (mapping, a view of its tag): made once (each making is an audit event)
 
-        def version(mapping, read=word.from_address, address=id):
-            found = views.get(address(mapping))
-            if found is None or found[0] is not mapping:
-                found = views[address(mapping)] = (mapping, read(address(mapping) + offset))
-            return found[1].value
+        def view(mapping, read=word.from_address, address=id):
+            return read(address(mapping) + offset)
 
         probe = {}
-        first = version(probe)
+        tag = view(probe)
+        first = tag.value
         probe["written"] = 1
-        second = version(probe)
+        second = tag.value
         probe["written"] = 2
-        third = version(probe)
-        if not (first < second < third):
+        if not (first < second < tag.value):
             return None
-        return version
+        return view
     except Exception:
         return None
 
 
-_VERSION_OF = []  # [the version reader (see dict_version_reader), or None]: made once an interpreter
-_NOTED = {}  # id(namespace or class) -> (it, its dict, the dict's version tag when noted)
+def dict_version_reader():
+    """A function giving a dict's version tag (see tag_viewer), or None where it cannot be read."""
+    view = tag_viewer()
+    if view is None:
+        return None
+    views = {}  # id(mapping) -> (mapping, a view of its tag)
+
+    def version(mapping, address=id):
+        found = views.get(address(mapping))
+        if found is None or found[0] is not mapping:
+            found = views[address(mapping)] = (mapping, view(mapping))
+        return found[1].value
+
+    return version
+
+
+_VIEW_OF = []  # [the version tag's viewer (see tag_viewer), or None]: made once an interpreter
+_HELD = []  # the keys noted and their dicts, held so that no other object takes their ids
+_NOTED = {}  # id(key) -> (id(key), a view of its dict's version tag, the tag then): read after each run only, so
+# made together, on few pages (a forked child copies each page whose objects it reads, counting references)
 
 
 def note_version(key, namespace):
-    """Remember the version tag of `namespace`, a module's dict or (`key` a class) its mappingproxy, so that
-    `unchanged(key)` can later tell in one read that nothing wrote it since (Python < 3.12; see
-    dict_version_reader). A warm interpreter notes what every run it forks compares with after the run."""
-    if not _VERSION_OF:
-        _VERSION_OF.append(dict_version_reader())
-    version = _VERSION_OF[0]
-    if version is None:
+    """Remember the version tag of `namespace`, a module's dict, an object's attribute dict or (`key` a class)
+    its mappingproxy, so that `quiet()` can later tell in one read that nothing wrote it since (Python < 3.12;
+    see tag_viewer). A warm interpreter notes what every run it forks compares with after the run.
+    `key` is an object whose dict cannot be swapped for another: a module's dict, a class, the dict itself."""
+    if not _VIEW_OF:
+        _VIEW_OF.append(tag_viewer())
+    view = _VIEW_OF[0]
+    if view is None:
         return
     if type(namespace) is not dict:  # a class's mappingproxy: the dict it shows
         import gc
@@ -288,13 +304,15 @@ def note_version(key, namespace):
         if len(referents) != 1 or type(referents[0]) is not dict:
             return
         namespace = referents[0]
-    _NOTED[id(key)] = (key, namespace, version(namespace))
+    tag = view(namespace)
+    _HELD.append((key, namespace))
+    _NOTED[id(key)] = (id(key), tag, tag.value)
 
 
-def unchanged(key):
-    """Whether the namespace noted for `key` (see note_version) is certainly as it was then."""
-    entry = _NOTED.get(id(key))
-    return entry is not None and entry[0] is key and _VERSION_OF[0](entry[1]) == entry[2]
+def quiet():
+    """The ids of the keys noted (see note_version) whose dict nothing wrote since, in one pass: each is the
+    id of an object `_HELD` holds, so no other object has it."""
+    return {key for key, tag, then in _NOTED.values() if tag.value == then}
 
 
 def _signal_numbers():
@@ -342,21 +360,21 @@ def classes_in(name, copy):
     return found[1]
 
 
-def agent_values(modules, judge, before, tree):
+def agent_values(modules, judge, before, tree, quiet=frozenset()):
     """What code of the agent's left bound in the namespaces of `modules` (name -> module, each of the standard
     library's or the venv's), or in those of the classes bound there, compared with `before` (name -> namespace
     copy): its functions and classes, and the values only a patch puts there (see minidebug_pristine). Python
     audits no change of a module's or class's attribute but the special ones, so this finds after the run what
-    stayed. Only what differs from `before` is looked at. `tree`: the eval tree (its trusted files are the
-    task's project's own)."""
+    stayed. Only what differs from `before` is looked at, and nothing whose id is in `quiet` (see `quiet()`).
+    `tree`: the eval tree (its trusted files are the task's project's own)."""
     found, classes, function, is_instance, is_ = [], {}, _FUNCTION, _is, operator.is_
     tree = tree.rstrip("/") + "/"
     for name, module in modules:
         if name == "sys" or name.partition(".")[0] in RAW_MEMORY or not is_instance(module, _MODULE):
             continue  # ctypes: out of sys.modules when the run starts, any import of it judged (minidebug_watch)
         copy, namespace = before.get(name, {}), _module_dict(module)
-        classes.update(classes_in(name, copy))
-        if unchanged(namespace) or len(namespace) == len(copy) and all(map(is_, list(namespace.values()),
+        classes.update(entry for entry in classes_in(name, copy) if entry[0] not in quiet)
+        if id(namespace) in quiet or len(namespace) == len(copy) and all(map(is_, list(namespace.values()),
                                                                            copy.values())):
             continue
         own = namespace.get("__file__")  # a module's own functions (its trusted file's) are not looked into
@@ -379,8 +397,6 @@ def agent_values(modules, judge, before, tree):
                 if why is not None:
                     found.append(f"{name}.{key} {why} during the run")
     for where, klass, keys, values in classes.values():
-        if unchanged(klass):
-            continue
         namespace = _class_dict(klass)
         if len(namespace) == len(values) and all(map(is_, list(namespace.values()), values)):
             continue
@@ -406,33 +422,34 @@ _mro = type.__dict__["__mro__"].__get__
 _NOT_OBJECTS = (type, _MODULE, _FUNCTION, _METHOD, types.BuiltinFunctionType)
 
 
-def planted_in_objects(modules, judge, before):
+def planted_in_objects(modules, judge, before, quiet=frozenset()):
     """Code of the agent's left in the attributes of the objects that modules of the standard library and the
     venv (`modules`: [(name, module)]) hold at module level: `json._default_encoder.encode` given a function of
     the project's, a logger's `handle` method replaced. Such an object's attributes are no module's or
     class's, so `agent_values` does not see them; what the agent's code sets there changes what every user of
     the object computes. `before`: name -> the copy of a module's namespace taken before the run (whose
     objects a warm interpreter lists once, see objects_in). Only an instance of a class of a trusted file is
-    judged, and only through its type's own `__dict__` slot (never code of the object's)."""
+    judged, and only through its type's own `__dict__` slot (never code of the object's); an attribute dict
+    whose id is in `quiet` (see `quiet()`) is as it was."""
     found, seen, is_ = [], set(), operator.is_
     for name, module in modules:
         if name == "sys" or not _is(module, _MODULE):
             continue
         namespace, copy = _module_dict(module), before.get(name)
-        if copy is not None and (unchanged(namespace) or len(namespace) == len(copy)
+        if copy is not None and (id(namespace) in quiet or len(namespace) == len(copy)
                                  and all(map(is_, list(namespace.values()), copy.values()))):
             objects = objects_in(name, copy)
         else:
             objects = _objects(namespace)
         for key, value, slot in objects:
-            if id(value) in seen or unchanged(value):
+            if id(value) in seen:
                 continue
             seen.add(id(value))
             try:
                 attributes = slot.__get__(value)
             except Exception:  # a slot of another layout
                 continue
-            if type(attributes) is not dict:
+            if type(attributes) is not dict or id(attributes) in quiet:
                 continue
             for attribute, item in list(attributes.items()):
                 if (type(item) is _FUNCTION or type(item) is _METHOD or _is(item, type)) \
@@ -464,7 +481,7 @@ def objects_in(name, copy, note=False):
                 except Exception:  # a slot of another layout
                     continue
                 if type(attributes) is dict:
-                    note_version(value, attributes)
+                    note_version(attributes, attributes)  # by the dict: the object's may be swapped
     return found[1]
 
 

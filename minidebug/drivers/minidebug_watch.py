@@ -37,8 +37,8 @@ from minidebug_identity import Genuine, namespace_of_exec
 from minidebug_pristine import HOOKS, Pristine, poisoned_caches
 from minidebug_writes import Writes, deferred_calls
 from minidebug_modules import (RAW_MEMORY, ModuleState, agent_code, agent_values, class_file, class_namespace,
-                               classes_in, note_version, objects_in, planted_in_objects, protected_names, raw_memory,
-                               unchanged, unwrapped)
+                               classes_in, note_version, objects_in, planted_in_objects, protected_names, quiet,
+                               raw_memory, unwrapped)
 
 # event -> (how the cause is found, what it means). "stack": any untrusted frame on the stack caused it;
 # "caller": the code that made the call did (inspect and traceback helpers, and generated code, looked through).
@@ -199,16 +199,17 @@ class Watch:
             for finding in kept[1].after_run():
                 self._report("", 0, finding)
         self._check_fixtures()  # one registered while the tests ran
-        for change in changed_since(self._before, self._judge):
+        written = quiet()  # what nothing wrote during the run is not looked into (Python < 3.12)
+        for change in changed_since(self._before, self._judge, written):
             self._report("", 0, change)
         for change in self.state.changes():
             self._report("", 0, change)
         outside = [(name, module) for name, module in list(sys.modules.items())
                    if issubclass(type(module), types.ModuleType) and self.outside(module)]
         before = {**self.pristine.copies, **{name: copy for name, _, copy in self._before}}
-        for change in agent_values(outside, self._judge, before, self._tree):
+        for change in agent_values(outside, self._judge, before, self._tree, written):
             self._report("", 0, change)
-        for change in planted_in_objects(outside, self._judge, before):
+        for change in planted_in_objects(outside, self._judge, before, written):
             self._report("", 0, change)
         if _identity(self._fd) != self._socket:  # what the driver sends goes elsewhere (see minidebug_protocol)
             self._report("", 0, "the eval's report socket was replaced during the run")
@@ -287,12 +288,13 @@ def snapshot(also=(), note=False):
     return state
 
 
-def changed_since(before, judge):
+def changed_since(before, judge, quiet=frozenset()):
     """What changed in the guarded state since `before`, unless trusted code (pytest's plugins, the venv's)
-    made the change: an attribute whose value is no longer the same object, or a class attribute added."""
+    made the change: an attribute whose value is no longer the same object, or a class attribute added.
+    Namespaces whose id is in `quiet` (see minidebug_modules.quiet) are as they were."""
     missing, changed = object(), []
     for name, live, copy in before:
-        if live is None or unchanged(live):
+        if live is None or id(live) in quiet:
             continue
         for key, value in copy.items():
             now = live.get(key, missing)
