@@ -368,6 +368,7 @@ def serve(control):
 
     _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", []), settings.get("learned", []))
     import minidebug_watch  # compiled once, here, not in the child; its snapshot is taken below
+    import minidebug_calls, minidebug_fixtures, minidebug_hooks, minidebug_shadow  # noqa: F401, E401 (each run's)
     import inspect
 
     inspect.getmodule(compile("", "<warm>", "exec"))  # fills inspect's cache of the modules' files (tracebacks)
