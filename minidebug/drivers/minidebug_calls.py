@@ -52,10 +52,10 @@ class _Checks:
         self.call = _recording_call(self)
         self.changed_classes(function_type, "")  # pytest's test function items, as before the project is imported
 
-    def problem(self, item):
+    def problem(self, item, path=None):
         if not isinstance(item, self.function_type):
             return None
-        return self.genuine.problem(item, item.nodeid, self.path_of(item))
+        return self.genuine.problem(item, item.nodeid, self.path_of(item) if path is None else path)
 
     def changed_classes(self, item_class, nodeid):
         """The classes of `item_class` (its bases included) given an attribute of the agent's code since last
@@ -77,7 +77,7 @@ class _Checks:
 
     def runtest_call(self, item):
         __tracebackhide__ = True  # the failure shows what was refused, not this plugin's code
-        genuine, report, function_type, path_of = self.genuine, self.report, self.function_type, self.path_of
+        genuine, report, function_type = self.genuine, self.report, self.function_type
         findings = self.state.changes(signals=not self.called_once)  # after each call they are read anyway
         self.called_once = True
         if self.hooks:
@@ -85,7 +85,8 @@ class _Checks:
         if type(item) is not self.last[0] or item.parent is not self.last[1]:  # a new class or file of tests
             findings += self.changed_classes(type(item), item.nodeid)
             self.last[:] = [type(item), item.parent]
-        why = self.problem(item)
+        path = self.path_of(item) if isinstance(item, function_type) else None  # read once a test
+        why = self.problem(item, path)
         if why:
             findings.append(f"{item.nodeid}: {why}")
         for finding in findings:
@@ -94,26 +95,26 @@ class _Checks:
             raise NotTheTasksTest(f"minidebug: {item.nodeid} is not run: {why}")
         self.called.pop(id(item), None)
         self.checked[:] = [item, getattr(item, "obj", None)]
-        version = genuine.namespace_mark(path_of(item)) if isinstance(item, function_type) else None
+        version = genuine.namespace_mark(path) if path is not None else None
         raised = result = None
         try:
             result = yield
         except BaseException as exc:  # thrown in by pluggy itself (never read from its result object)
             raised = exc
         self.checked[:] = []
-        why = self._after_call(item, version, raised)
+        why = self._after_call(item, path, version, raised)
         if why:
             raise NotTheTasksTest(f"minidebug: {why}")
         if raised is not None:
             raise raised
         return result
 
-    def _after_call(self, item, version, raised):
-        """Why the call of `item` that just ended (raising `raised`, or not) does not count, reported; else None."""
-        genuine, report, path_of = self.genuine, self.report, self.path_of
-        if version is not None and genuine.namespace_version(path_of(item)) != version \
-                and not genuine.writes_its_globals(path_of(item)) \
-                and genuine.written_names(path_of(item)) - _WARNINGS_OWN:
+    def _after_call(self, item, path, version, raised):
+        """Why the call of `item` (of file `path`) that just ended (raising `raised`, or not) does not count,
+        reported; else None."""
+        genuine, report = self.genuine, self.report
+        if version is not None and genuine.namespace_version(path) != version \
+                and not genuine.writes_its_globals(path) and genuine.written_names(path) - _WARNINGS_OWN:
             why = f"{item.nodeid}: its module's namespace was written while it ran (by code other than its own)"
             report(why)
             return why

@@ -198,11 +198,15 @@ class ModuleState:
         however it was installed (a finalizer can install one with no code of the agent's on the stack); and
         signal handlers other than trusted code's (see `_trusted_handler`) set since the last check."""
         threading = sys.modules.get("threading")
-        hooks = (sys.gettrace(), sys.getprofile(), getattr(threading, "_trace_hook", None),
-                 getattr(threading, "_profile_hook", None))
-        found = [] if all(map(operator.is_, hooks, (None,) * 4)) else [
-            f"a {what} function is set ({_described(hook)})" for what, hook in zip(_HOOKS, hooks)
-            if hook is not None and not _venv_code(hook, self._judge)]
+        trace, profile = sys.gettrace(), sys.getprofile()
+        thread_trace = getattr(threading, "_trace_hook", None)
+        thread_profile = getattr(threading, "_profile_hook", None)
+        if trace is None and profile is None and thread_trace is None and thread_profile is None:
+            found = []  # before each test's call and after it: the fewest steps
+        else:
+            found = [f"a {what} function is set ({_described(hook)})"
+                     for what, hook in zip(_HOOKS, (trace, profile, thread_trace, thread_profile))
+                     if hook is not None and not _venv_code(hook, self._judge)]
         if not signals:
             return found
         handlers = tuple(map(_getsignal, self._signals))
