@@ -40,6 +40,8 @@ _ROOM = re.compile(r"/(?:[^\s/'\"]+/)*" + re.escape(ROOM_PREFIX) + r"[A-Za-z0-9_
 _PYTEST_TIMING = re.compile(r"^((?:=+ )?(?:no tests ran|\d+ [a-z]+(?:, \d+ [a-z]+)*))"
                             r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?((?: =+)?)$", re.M)
 _ADDRESS = re.compile(r"(<[^<>\n]* at )0x[0-9a-fA-F]+>")
+CHANGED_AFTER_EVAL = ("the worktree changed after the episode's last eval read it (a program of the episode "
+                      "rewrote it): what was scored is not what env.diff() shows")
 
 
 class DebugEnv:
@@ -70,6 +72,7 @@ class DebugEnv:
         self._closed = False
         self._tampered = False
         self._last_fraction = 0.0  # of the episode's last eval, for reward="delta"
+        self._scored_read = ""  # a digest of the worktree's text patch as the last eval read it
         self._counted_ids: tuple[str, ...] | None = None
         self._lock = threading.RLock()
 
@@ -131,7 +134,7 @@ class DebugEnv:
             for tool in self.tools.values():
                 tool.warm_up(self._episode)
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
-        self._last_fraction = 0.0
+        self._last_fraction, self._scored_read = 0.0, ""
         self._steps = 0
         self._done = False
         self._started = time.monotonic()
@@ -186,9 +189,10 @@ class DebugEnv:
             output = ToolOutput(output)
         if extra.get("tool") == "edit" and "error" not in extra:
             self._toolbox.edit_succeeded()
+        last_fraction = self._last_fraction
         if output.score is not None:
             fraction = output.score / output.max_score if output.max_score else 0.0
-            reward = fraction - self._last_fraction if self.config.reward == "delta" else fraction
+            reward = fraction - last_fraction if self.config.reward == "delta" else fraction
             self._last_fraction = fraction
             extra.update(score=output.score, max_score=output.max_score)
             if output.suspicious:
@@ -205,7 +209,30 @@ class DebugEnv:
         self.budget.charge(tokens)
         truncated = not terminated and self._out_of_budget(extra)
         self._done = terminated or truncated
+        if self._done:  # what the episode leaves is final: no program of it runs on
+            self.end_programs()
+            if output.score is not None and self._changed_since_scored():
+                extra["suspicious"] = [*extra.get("suspicious", ()), CHANGED_AFTER_EVAL]
+                if self.config.strict and output.score:
+                    extra["score"], self._last_fraction = 0, 0.0
+                    reward = -last_fraction if self.config.reward == "delta" else 0.0
         return observation, reward, terminated, truncated, self._info(**extra)
+
+    def end_programs(self) -> None:
+        """Stop every program of the episode (pdb and probe sessions, and whatever any program started), so
+        that none changes the worktree any more: `submit` does before its eval reads the worktree, and the env
+        when a step ends the episode. The tools start anew when next used."""
+        for tool in self.tools.values():
+            tool.close()
+        if self.workspace is not None and self.confinement is not None:
+            self.confinement.kill_strays([self.workspace.dir])
+
+    def _changed_since_scored(self) -> bool:
+        """Whether the worktree's text patch is no longer what the last eval read (a program rewrote it after)."""
+        assert self.workspace is not None
+        scored = self._scored_read
+        self.workspace.text_changes()
+        return bool(scored) and self.workspace.last_read != scored
 
     def close(self) -> None:
         """Stop every process of the episode and remove its worktree and temp dir. Idempotent."""
@@ -344,6 +371,7 @@ class DebugEnv:
         try:
             result = evaluate(self.workspace, counted, self.limits.eval_timeout, place.confinement, notes,
                               place.warm, place.folder, place.pristine)
+            self._scored_read = self.workspace.last_read  # what the scored run read of the worktree
         finally:  # the interpreter serves the next run, unless the agent's code ran in it beside hidden files:
             # its room (process ids, its own /tmp) may carry what that code saw into whatever runs there next
             self._evals.give_back(place.warm, keep=not self._tampered and not self.workspace.prepared.hidden_files)

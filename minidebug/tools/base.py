@@ -37,6 +37,9 @@ class Episode(Protocol):
 
     def evaluate(self) -> EvalResult: ...
 
+    def end_programs(self) -> None:
+        """Stop every program of the episode (see `DebugEnv.end_programs`)."""
+
     def exec(self, command: str, timeout: float | None = None) -> ExecResult:
         """Run a shell command in the worktree, confined (see `DebugEnv.exec`)."""
 

@@ -32,5 +32,6 @@ class Submit(Tool):
     description = "Run the tests one last time and end the episode. Call it when you believe the bug is fixed."
 
     def run(self, episode: Episode, args) -> ToolOutput:
+        episode.end_programs()  # so that what eval reads is what the episode leaves
         output = _report(episode, "submitted")
         return ToolOutput(output.text, output.score, output.max_score, submitted=True, suspicious=output.suspicious)

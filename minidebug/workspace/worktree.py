@@ -10,6 +10,7 @@ The layout of an episode's temp dir:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -50,6 +51,7 @@ class Workspace:
         self._admin: Path | None = None  # git's record of the worktree, in the bare repo
         self._git_options: tuple[str, ...] = ()
         self._layout: Layout | None = None  # the base commit's folders and files (see untracked.py)
+        self.last_read = ""  # a digest of what the last text_changes() read (see `_digest`)
         try:
             self.home.mkdir()
             self.tmp.mkdir()
@@ -211,8 +213,10 @@ class Workspace:
         changes, left_out = [], []
         changed = self.changes()
         if len(changed) > MAX_CHANGED_FILES:  # never a debugging change; reading each would hold the eval up
-            return [], [(".", f"{len(changed):,} changed files, more than a text patch may hold "
+            left_out = [(".", f"{len(changed):,} changed files, more than a text patch may hold "
                               f"({MAX_CHANGED_FILES:,}): none is scored")]
+            self.last_read = _digest([], left_out)
+            return [], left_out
         for status, rel in changed:
             entry = None
             reason = None if status == "D" else self._never_scored(rel)
@@ -226,6 +230,7 @@ class Workspace:
                 changes.append((status, rel, entry))
             else:
                 left_out.append((rel, reason))
+        self.last_read = _digest(changes, left_out)
         return changes, left_out
 
     @staticmethod
@@ -374,6 +379,19 @@ class Workspace:
     def _admin_lock(self):
         """Serialises worktree add/remove/prune on the shared bare repo across processes."""
         return file_lock(self.prepared.bare_repo.parent / "worktrees.lock")
+
+
+def _digest(changes: list[tuple[str, str, tuple[str, bytes, int] | None]], left_out: list[tuple[str, str]]) -> str:
+    """A digest of a text patch as text_changes() read it: each path, its status, kind, mode and bytes, and
+    what was left out, with why."""
+    digest = hashlib.sha256()
+    for status, rel, entry in changes:
+        kind, data, mode = entry if entry is not None else ("", b"", 0)
+        digest.update(f"{status}\0{rel}\0{kind}\0{mode}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+        digest.update(data)
+    for rel, reason in left_out:
+        digest.update(f"left out\0{rel}\0{reason}\0".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 
 def _same_entry(entry: tuple[str, bytes, int] | None, base: tuple[str, bytes, int]) -> bool:

@@ -1,0 +1,83 @@
+"""Red team: what is scored is what the episode leaves. A program of the episode (here a pdb session's, in an
+episode whose programs run in the worktree) writes the fix, waits until eval reads the file (its access time
+moves) and puts the bug back: eval scored the fix, and `env.diff()`, the trajectory's diff and
+`export preds` show nothing (an outside round's attack: reward 1.0 with an empty diff, every sandbox).
+Now `submit` stops every program of the episode before eval reads the worktree, and a step that ends the
+episode stops them and checks that the worktree still holds what its eval read: a change since is a finding,
+and `strict=True` scores the step 0. Task CALC: the unfixed project earns 1/2.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+
+from minidebug.core.env import CHANGED_AFTER_EVAL
+from tests.conftest import CALC, CALC_PATCH, CALC_TOML
+from tests.security.test_redteam_identity import SANDBOXES
+
+FIXED = textwrap.dedent(CALC["calc.py"]).replace("a - b", "a + b")
+
+# Started from pdb, it outlives the command: writes the fix, and soon after something reads it, the bug again.
+SWAPPER = f"""\
+import os, time
+
+if os.fork() == 0:
+    with open("calc.py", "w") as file:
+        file.write({FIXED!r})
+    read_before = os.stat("calc.py").st_atime_ns
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and os.stat("calc.py").st_atime_ns == read_before:
+        time.sleep(0.0005)
+    time.sleep(0.05)  # eval's first look (git's) reads it too; its copy follows within milliseconds
+    with open("calc.py", "w") as file:
+        file.write({textwrap.dedent(CALC["calc.py"])!r})
+    os._exit(0)
+"""
+
+
+@pytest.fixture
+def calc(task_dir):
+    return task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc")
+
+
+def _swapper_started(env):
+    """Start the swapper and wait until it wrote the fix (looking at the file's times only: a read would set
+    it off)."""
+    calc_py = env.workspace.root / "calc.py"
+    written_before = calc_py.stat().st_mtime_ns
+    env.step({"name": "edit", "arguments": {"path": "swapper.py", "start": 1, "end": 0, "new_code": SWAPPER}})
+    command = "p __import__('runpy').run_path('swapper.py') and 'started'"
+    observation = env.step({"name": "pdb", "arguments": {"command": command}})[0]
+    assert "'started'" in observation, observation
+    deadline = time.monotonic() + 30
+    while calc_py.stat().st_mtime_ns == written_before:
+        assert time.monotonic() < deadline, "the swapper did not write the fix"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_submit_scores_what_the_episode_leaves(make_env, calc, sandbox):
+    env = make_env(calc, strict=True, sandbox=sandbox, eval_mode="fresh")
+    env.reset()
+    _swapper_started(env)
+    observation, reward, terminated, _, info = env.step({"name": "submit"})
+    assert terminated
+    fixed = "+    return a + b" in env.diff()
+    assert reward == (1.0 if fixed else 0.5), (observation, env.diff())
+    assert CHANGED_AFTER_EVAL not in info.get("suspicious", ())
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_eval_that_ends_the_episode_is_checked_against_what_it_leaves(make_env, calc, sandbox):
+    env = make_env(calc, strict=True, sandbox=sandbox, eval_mode="fresh", terminate_on_success=True)
+    env.reset()
+    _swapper_started(env)
+    observation, reward, terminated, _, info = env.step({"name": "eval"})
+    assert terminated, observation  # the fix was read: the eval passed
+    if "+    return a + b" in env.diff():  # stopped before it put the bug back
+        assert reward == 1.0 and CHANGED_AFTER_EVAL not in info.get("suspicious", ()), info
+    else:
+        assert reward == 0.0 and info["score"] == 0 and CHANGED_AFTER_EVAL in info["suspicious"], info
