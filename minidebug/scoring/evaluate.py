@@ -25,7 +25,7 @@ from . import forgery
 from .counted import test_files
 from .evaltree import PYTEST_FILES, eval_tree, pytest_files_above
 from .ids import file_of_test, match_outcomes
-from .pytest_run import PytestRun, is_pytest, run_pytest, start_warm
+from .pytest_run import PytestRun, capped, is_pytest, run_pytest, start_warm
 from .timing import padding
 
 
@@ -208,7 +208,7 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
         finally:
             empty_folder(folder, EVAL_SCRATCH)
     return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."),
-                   suspicious=static + run.suspicious), tree_notes
+                   suspicious=tuple(capped([*static, *run.suspicious]))), tree_notes
 
 
 def _created(workspace: Workspace, laid: list[str]) -> tuple[str, ...]:

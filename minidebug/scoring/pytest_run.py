@@ -12,6 +12,7 @@ through a file or the printed output.
 from __future__ import annotations
 
 import hmac
+import io
 import json
 import secrets
 import socket
@@ -30,6 +31,12 @@ from ..tasks.command import eval_command
 # Where the driver points sys.pycache_prefix once pytest is imported: a path below a character device, where
 # no folder can ever be made, so no bytecode is read (nor written) for any module imported from then on.
 NO_BYTECODE = "/dev/null/minidebug-no-bytecode"
+# What the report socket of one run may carry: the driver's lines of a 50,000-test run take some 15 MB; what
+# code under test writes there past this is not read (nor held in memory).
+MAX_REPORT_BYTES = 32 << 20
+OVERFLOW = b"\0overflow"  # the reader's mark after what it read, when the run wrote more
+MAX_FINDINGS, MAX_FINDING_CHARS = 100, 2_000  # a run's findings kept, and the length of each
+MAX_FORGED_LINES = 1_000  # lines of others on the report socket past which none of it is read
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,16 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
                      tuple(map(str, report.get("venv_modules") or [])), _pairs(report.get("tree_modules")))
 
 
+def capped(findings: list[str]) -> list[str]:
+    """`findings` without repeats, at most MAX_FINDINGS of them (the rest counted in a last one), each at most
+    MAX_FINDING_CHARS long: code under test chooses how many the driver reports, and their text."""
+    unique = [finding if len(finding) <= MAX_FINDING_CHARS else finding[:MAX_FINDING_CHARS] + " [cut]"
+              for finding in dict.fromkeys(findings)]
+    if len(unique) <= MAX_FINDINGS:
+        return unique
+    return unique[:MAX_FINDINGS] + [f"and {len(unique) - MAX_FINDINGS} more finding(s)"]
+
+
 def _pairs(value: object) -> tuple[tuple[str, str], ...]:
     """The report's [path, kind] pairs, whatever else it holds left out."""
     items = value if isinstance(value, list) else []
@@ -167,8 +184,16 @@ def _send_all(sock: socket.socket, data: bytes) -> None:
 
 
 def _read_all(sock: socket.socket, into: list[bytes]) -> None:
+    """What the run writes to the report socket, into `into`, up to MAX_REPORT_BYTES; past that, nothing more is
+    read (the socket is shut for reading, so the writer's next write fails) and `into` ends with OVERFLOW."""
+    size = 0
     try:
         while chunk := sock.recv(1 << 16):
+            size += len(chunk)
+            if size > MAX_REPORT_BYTES:
+                into.append(OVERFLOW)
+                sock.shutdown(socket.SHUT_RD)
+                return
             into.append(chunk)
     except OSError:
         pass
@@ -179,16 +204,26 @@ def _parse(data: bytes, key: bytes) -> tuple[dict | None, list[str]]:
     minidebug_protocol): `!finding`, `=[test, outcome]` as each outcome was recorded, and `{report}` at the end.
 
     A line whose tag is not the driver's next one was written by other code (or the driver's was lost or
-    moved): it is a finding, and what it says is ignored. An unfinished last line (the run ended as it was
-    written) is ignored. A test's outcome is never "passed" once a line said otherwise, and a report that
-    disagrees with the outcomes sent as the tests ran is a finding (its tests keep the outcome that is not
-    "passed")."""
+    moved): what it says is ignored, and such lines are one finding, with their number; past
+    MAX_FORGED_LINES of them nothing more is read and the run has no report. An unfinished last line (the run
+    ended as it was written) is ignored. A test's outcome is never "passed" once a line said otherwise, and a
+    report that disagrees with the outcomes sent as the tests ran is a finding (its tests keep the outcome that
+    is not "passed")."""
     streamed: dict[str, str]
-    report, findings, streamed, number = None, [], {}, 0
-    for line in data.split(b"\n")[:-1]:
+    report, findings, streamed, number, forged = None, [], {}, 0, 0
+    if data.endswith(OVERFLOW):
+        findings.append(f"the eval's report channel carried more than {MAX_REPORT_BYTES >> 20} MB (the driver's "
+                        "lines of a run take far less): what followed was not read")
+    for line in io.BytesIO(data):  # one line at a time: a run may send millions
+        if not line.endswith(b"\n"):
+            break  # unfinished: the run ended as it was written
+        line = line[:-1]
         if not hmac.compare_digest(line[:TAG_SIZE], tag(key, number, line[TAG_SIZE:])):
-            findings.append("the eval's report channel carried a line the driver did not write there "
-                            "(or one of its lines was lost or moved)")
+            forged += 1
+            if forged > MAX_FORGED_LINES:  # not the driver's run any more: nothing of it counts
+                findings.append(f"the eval's report channel carried more than {MAX_FORGED_LINES} lines the "
+                                "driver did not write there: the rest was not read, nor the run's report")
+                return None, capped(findings)
             continue
         number += 1
         kind, body = line[TAG_SIZE:TAG_SIZE + 1], line[TAG_SIZE + 1:]
@@ -203,6 +238,10 @@ def _parse(data: bytes, key: bytes) -> tuple[dict | None, list[str]]:
                 report = json.loads(kind + body)
         except ValueError:
             findings.append("the eval's report channel carried a line that does not parse")
+    if forged:
+        findings.append(f"the eval's report channel carried {forged} line(s) the driver did not write there "
+                        "(or one of its lines was lost or moved)")
+    findings = capped(findings)
     if not isinstance(report, dict):
         return None, findings
     tests = {str(test): str(outcome) for test, outcome in dict(report.get("tests") or {}).items()}
