@@ -230,10 +230,16 @@ def _static_findings(workspace: Workspace, tree: Path, laid: list[str], created:
         if is_pytest(workspace.prepared.eval_base) else ()
     found = forgery.shadowing_files([rel for rel in created if not rel.startswith(own)],
                                     forgery.protected_names(workspace.venv))
+    read = 0
     for rel in laid:
         if rel.endswith(".py") and not rel.startswith(own):  # pytest's own files import its internals
             after, before = read_entry(tree, rel), read_entry(workspace.prepared.eval_base, rel)
             if after is not None and after[0] == "file":
+                read += len(after[1])
+                if read > forgery.MAX_READ_CHARS:
+                    return (*found, f"{rel}:1: the changed Python files hold more than "
+                                    f"{forgery.MAX_READ_CHARS:,} characters, too many to be read: what they run "
+                                    "is not seen")
                 base = before[1].decode("utf-8", "replace") if before is not None and before[0] == "file" else None
                 found += forgery.findings(rel, base, after[1].decode("utf-8", "replace"))
     return tuple(found)

@@ -125,6 +125,9 @@ def _declared_encoding(text: str) -> tuple[int, str] | None:
 # What the look reads of one file's change at most: past it, the change is a finding (no debugging change is
 # that large, and reading it would hold up the eval for as long as the change is large).
 MAX_CHANGED_LINES, MAX_CHANGED_CHARS = 20_000, 1_000_000
+# ... and what it reads of one eval's changed Python files in all (reading costs some microseconds a character:
+# many files each under the limits above would hold it up as long).
+MAX_READ_CHARS = 3_000_000
 
 
 def _findings(rel: str, before: str | None, after: str) -> list[str]:

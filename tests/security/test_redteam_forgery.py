@@ -379,6 +379,22 @@ def test_a_large_change_of_a_file_is_a_finding_and_a_small_one_of_a_large_file_i
          "is not seen"]
 
 
+def test_many_files_each_under_the_limits_are_read_up_to_a_total(make_env, task_dir):
+    """Files a program writes, each under the limits of one file's change, are read up to a total for the whole
+    eval (an outside round's 60 files of 19,000 lines held an eval 160 s past a 60 s timeout): past it the
+    change is a finding, unread."""
+    env = make_env(task_dir(CALC, CALC_TOML, CALC_PATCH, name="calc"), strict=True, sandbox=None, bash=True)
+    env.reset()
+    write = ("import os\n\nos.makedirs('gen')\nfor i in range(4):\n    with open(f'gen/m{i}.py', 'w') as file:\n"
+             "        file.write(''.join(f'value_{j} = {\"a\" * 40!r}\\n' for j in range(19_000)))\n")
+    env.step({"name": "edit", "arguments": {"path": "write.py", "start": 1, "end": 0, "new_code": write}})
+    observation = env.step({"name": "bash", "arguments": {"command": "python write.py && ls gen"}})[0]
+    assert "m3.py" in observation, observation
+    observation, reward, _, _, info = env.step({"name": "eval"})
+    assert reward == 0.0, observation
+    assert any(f"more than {forgery.MAX_READ_CHARS:,} characters" in finding for finding in info["suspicious"]), info
+
+
 def test_static_findings_only_on_changed_lines():
     before = "import _pytest.runner\n\n\ndef f():\n    return 1\n"
     after = "import _pytest.runner\n\n\ndef f():\n    import pluggy\n    return 2\n"
