@@ -41,9 +41,9 @@ class _Checks:
     plugin object through pytest, but this object only through the default values of its hooks (reading
     them is an audited event, which the watch reports): a closure's cells would be open to it unaudited."""
 
-    def __init__(self, genuine, state, report, function_type, path_of, agents, hooks):
+    def __init__(self, genuine, state, report, function_type, path_of, agents, hooks, agent_files=frozenset()):
         self.genuine, self.state, self.report, self.function_type = genuine, state, report, function_type
-        self.path_of, self.agents, self.hooks = path_of, agents, hooks
+        self.path_of, self.agents, self.hooks, self.agent_files = path_of, agents, hooks, agent_files
         self.called, self.classes = {}, {}  # id(item) -> whether its function returned normally
         self.checked = []  # the item whose call runs now, and what pytest was to call for it, as checked
         self.last = [None, None]  # the class and parent of the item whose classes were last checked
@@ -55,7 +55,10 @@ class _Checks:
     def problem(self, item, path=None):
         if not isinstance(item, self.function_type):
             return None
-        return self.genuine.problem(item, item.nodeid, self.path_of(item) if path is None else path)
+        path = self.path_of(item) if path is None else path
+        if self.genuine.real(path) in self.agent_files:
+            return None  # a test file of the agent's own: its code is the project's, and no test of it counts
+        return self.genuine.problem(item, item.nodeid, path)
 
     def changed_classes(self, item_class, nodeid):
         """The classes of `item_class` (its bases included) given an attribute of the agent's code since last
@@ -211,15 +214,16 @@ def old_style(body):
             raise  # the call's outcome becomes this error (pluggy < 1.1 lets a wrapper's teardown raise)
 
 
-def plugin(genuine, state, report, function_type, path_of, agents, hooks):
+def plugin(genuine, state, report, function_type, path_of, agents, hooks, agent_files=frozenset()):
     """The plugin object, and its hook functions (whose default values the watch guards: see `_Checks`).
     `genuine`: minidebug_identity.Genuine; `state`: minidebug_modules.ModuleState; `report(finding)`;
     `function_type`: pytest's Function item class; `path_of(item)`: an item's file; `agents(value)`: whether a
     value is code of the agent's (see minidebug_modules.agent_code); `hooks`: a list that holds a
-    minidebug_hooks.HookCheck once pytest has configured."""
+    minidebug_hooks.HookCheck once pytest has configured; `agent_files`: the real paths of the files the agent
+    changed or made (a test file among them is the agent's own, whose tests are not the task's)."""
     import pytest
 
-    checks = _Checks(genuine, state, report, function_type, path_of, agents, hooks)
+    checks = _Checks(genuine, state, report, function_type, path_of, agents, hooks, agent_files)
 
     if new_style(pytest):
         class Calls:

@@ -93,6 +93,7 @@ class Watch:
         self._fd, self._socket = fd, _identity(fd)
         self._tree = tree.rstrip("/") + "/"
         self._judge = _judge_maker(tree, agent_files)
+        self._agent_files = frozenset(os.path.realpath(path) for path in agent_files)
         self._report = _reporter(send, self.findings, tree)
         self._before = snapshot(also_guarded) if before is None else before
         self._protected = set()
@@ -150,7 +151,7 @@ class Watch:
                 _watch._collected(session)
 
         calls, functions = plugin(self.genuine, self.state, lambda finding: self._report("", 0, finding), Function,
-                                  _path, lambda value: agent_code(value, judge), self._hooks)
+                                  _path, lambda value: agent_code(value, judge), self._hooks, self._agent_files)
         self.protect(Plugin.pytest_configure, Plugin.pytest_collection_finish, *functions)
         plugins = [Plugin(), calls]
         self._own.extend(plugins)

@@ -240,6 +240,23 @@ def test_a_new_module_of_the_agents_own_name_is_imported(make_env, calc):
     assert reward == 1.0 and not info.get("suspicious"), observation
 
 
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize("eval_mode", ["fork", "fresh"])
+def test_a_test_file_of_the_agents_own_is_no_finding(make_env, calc, sandbox, eval_mode):
+    """Agents add regression tests: a new `*_test.py` (which pytest collects, and no read-only glob of the task
+    names) runs as project code, counts for nothing and is no stand-in for the task's tests."""
+    env = make_env(calc, strict=True, sandbox=sandbox, eval_mode=eval_mode)
+    env.reset()
+    old = (env.workspace.root / "calc.py").read_text()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": old.replace("a - b", "a + b")}})
+    for rel in ("calc_test.py", "more/add_test.py"):
+        observation = env.step({"name": "edit", "arguments": {"path": rel, "start": 1, "end": 0, "new_code": (
+            "from calc import add\n\n\ndef test_add_is_a_sum():\n    assert add(2, 2) == 4\n")}})[0]
+        assert not observation.startswith("error"), observation
+    reward, observation, info = evaluate(env)
+    assert reward == 1.0 and not info.get("suspicious"), observation
+
+
 # Stands in for whatever it shadows: the counted tests as no-ops, an always-equal Fraction.
 STAND_IN_FOR_ANYTHING = """\
 import os
