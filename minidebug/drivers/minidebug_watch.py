@@ -67,6 +67,10 @@ _EVENTS = {
 _FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")
 GUARDED = ("_pytest", "pytest", "pluggy", "builtins", "minidebug_eval", "minidebug_watch", "__main__")
 _LOOKED_THROUGH = ("inspect.py", "traceback.py")
+# traceback's functions that read frames and give back text or summaries only, never a frame: called by the
+# agent's code (a fix that logs `traceback.format_exc()`), their reads are theirs, not the caller's.
+_FRAMES_KEPT_IN = ("format_exc", "print_exc", "format_exception", "print_exception", "format_tb", "print_tb",
+                   "extract_tb", "extract_stack", "format_stack", "print_stack", "print_last")
 vars_of = types.ModuleType.__dict__["__dict__"].__get__  # a module's namespace, never by its class's lookup
 _RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})  # class attributes pytest itself adds
 
@@ -385,6 +389,22 @@ def _reporter(send, findings, tree):
     return report
 
 
+def _text_only_code():
+    """The code objects of traceback's functions that read frames and return text or frame summaries only
+    (_FRAMES_KEPT_IN, and TracebackException's making), as the module defines them before any code of the
+    project runs: a function put in their place later has other code."""
+    import traceback
+
+    found = {getattr(traceback, name).__code__ for name in _FRAMES_KEPT_IN
+             if type(getattr(traceback, name, None)) is types.FunctionType}
+    klass = traceback.TracebackException
+    for function in (class_namespace(klass).get("__init__"), getattr(class_namespace(klass).get("from_exception"),
+                                                                       "__func__", None)):
+        if type(function) is types.FunctionType:
+            found.add(function.__code__)
+    return frozenset(found)
+
+
 def _hook(judge, report, fd, protected, genuine, tree):
     """The audit hook. Everything it calls is bound here, before any code of the project runs."""
     events, frame_attributes, guarded = dict(_EVENTS), frozenset(_FRAME_ATTRIBUTES), frozenset(GUARDED)
@@ -403,6 +423,7 @@ def _hook(judge, report, fd, protected, genuine, tree):
 
     deferred, stdlib = deferred_calls(), os.path.dirname(os.__file__) + "/"
     verdicts = {}  # code object -> (judge's verdict on its file, whether it is looked through)
+    text_only = _text_only_code()
 
     def verdict(code):
         found = verdicts.get(code)
@@ -434,6 +455,8 @@ def _hook(judge, report, fd, protected, genuine, tree):
         while frame is not None:
             untrusted, through, _ = verdict(frame.f_code)
             if untrusted is None or (through and not untrusted):
+                if frame.f_code in text_only:
+                    return None  # traceback formats what it reads: no frame reaches its caller
                 frame = frame.f_back
                 continue
             return frame if untrusted else None
