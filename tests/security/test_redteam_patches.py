@@ -146,6 +146,19 @@ LEGITIMATE = textwrap.dedent("""\
         size = 0
 
 
+    class _QuietLogger(logging.Logger):
+        pass
+
+
+    def _show(message, category, filename, lineno, file=None, line=None):
+        pass
+
+
+    logging.setLoggerClass(_QuietLogger)  # documented setters of the standard library's
+    logging.setLogRecordFactory(logging.LogRecord)
+    warnings.showwarning = _show
+
+
     def _twice(function, value):
         return function(function(value))
 
