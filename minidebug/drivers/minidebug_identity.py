@@ -73,6 +73,7 @@ class Genuine:
         self._copies = {}  # real path -> (version tag, a copy of its namespace): see namespace_mark
         self._clean_at = {}  # real path -> its namespace's version tag when its imports and names last held
         self._ordered = {}  # real path -> None, or why its namespace's order is not its file's (see _order_problem)
+        self._bound = {}  # real path -> {name: what it bound, found to be what its import gave} (see settle_imports)
 
     def real(self, path):
         found = self._real.get(path)
@@ -150,6 +151,17 @@ class Genuine:
                    "so its tests would not run in the file's order"
         return None
 
+    def settle_imports(self, paths):
+        """Note what the test modules of `paths` bind by their imports, where it is what each import gives, as
+        the tests are collected and before any runs: a module of the project that later rebinds its own name
+        (a function that puts another in its place when first called) leaves the test module's binding as its
+        import gave it, which stays the test's."""
+        for path in paths:
+            path = self.real(path)
+            namespaces = self._namespaces.get(path)
+            if namespaces:
+                self._imports_problem(path, namespaces[0])
+
     def _imports_problem(self, path, namespace):
         """Why a name the file binds by a module-level import (and nowhere else) is not what that import gives
         (the imported module, or its attribute as the module itself holds it), say rebound in the test module
@@ -159,16 +171,20 @@ class Genuine:
             if self._judge(path) is not False:  # written while the tests ran: not the source that was run
                 return "its file was written during the run"
             imports = self._imports[path] = _module_imports(self._file(path))
+        settled = self._bound.setdefault(path, {})
         for name, sources in imports:
             if name not in namespace:  # an import that did not run (under an `if`): it bound nothing to judge
                 continue
             bound, known = namespace[name], False
+            if name in settled and settled[name] is bound:
+                continue  # as its import gave it when last seen so
             for module_name, attribute in sources:
                 expected = _imported(module_name, attribute, namespace)
                 if expected is None:
                     continue
                 known = True
                 if bound is expected:
+                    settled[name] = bound
                     break
             else:
                 if known:

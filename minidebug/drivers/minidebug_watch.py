@@ -174,6 +174,7 @@ class Watch:
         task_files = {_path(item) for item in session.items} | {str(module.__file__)
                                                                   for module in config_modules(session)}
         self.state.task_files(task_files)
+        self.genuine.settle_imports({_path(item) for item in session.items})
         for name, module in list(sys.modules.items()):
             if issubclass(type(module), types.ModuleType) and vars_of(module).get("__file__") in task_files:
                 self.writes.watch_module(name, module)  # the task's test modules
