@@ -185,6 +185,9 @@ class DebugEnv:
         except (OSError, UnicodeError) as exc:
             output = ToolOutput(f"error: {exc.__class__.__name__}: {exc}")
             extra["error"] = _utf8(str(exc))
+        except WorkspaceError as exc:  # the worktree as a program of the episode left it (reset() rebuilds it)
+            output = ToolOutput(f"error: {exc}")
+            extra["error"] = _utf8(str(exc))
         if isinstance(output, str):
             output = ToolOutput(output)
         if extra.get("tool") == "edit" and "error" not in extra:
@@ -366,6 +369,12 @@ class DebugEnv:
             cache.repair_eval_base(self.task, self.workspace.prepared)
             notes.append("the task's pristine files had been changed by a program and were written again")
         counted = self._counted()
+        if self.workspace.prepared.hidden_files and self.confinement.sandbox == "landlock":
+            # under Landlock a running program sees every process of the machine in /proc (their command lines
+            # included): none of the episode's may run beside the scored run, which runs beside the hidden files
+            self.end_programs()
+            notes.append("the episode's programs (a pdb session among them) were stopped before the scored run, "
+                         "which runs beside the task's hidden files")
         # a warm interpreter that may have imported what a program had changed is not used
         place = self._evals.take(bool(notes) or tampered_before != self._tampered, self.confinement)
         try:

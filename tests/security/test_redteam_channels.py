@@ -266,3 +266,58 @@ def test_a_folders_mode_and_times_do_not_outlive_the_reset(make_env, task_dir, s
     again = bash(env, "stat -c '%n %a %Y' . pkg")
     assert again.split()[1::3] == ["755", "755"], again
     assert len({line.split()[2] for line in again.splitlines()}) == 1 and "1000000000" not in again, again
+
+
+# Puts the hidden file's text in a child's command line, in the scored run only (where the file is).
+BEACON = """\
+import os, subprocess
+
+if os.path.exists("test_hidden.py"):
+    subprocess.Popen(["/bin/sh", "-c", "sleep 3", "BEACON", open("test_hidden.py").read().encode().hex()])
+"""
+
+# In a live pdb program: a thread that looks for that command line among every process's.
+SAMPLER = """\
+import os, sys, threading, time, types
+
+found = sys.modules.setdefault("sampled", types.ModuleType("sampled"))
+found.text = "nothing"
+
+
+def _sample():
+    while True:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0")
+            except OSError:
+                continue
+            if b"BEACON" in argv:
+                found.text = bytes.fromhex(argv[argv.index(b"BEACON") + 1].decode()).decode()
+                return
+        time.sleep(0.005)
+
+
+threading.Thread(target=_sample, daemon=True).start()
+"""
+
+
+@needs_landlock
+def test_no_program_of_the_episode_runs_beside_a_scored_run_under_landlock(make_env, task_dir):
+    """Under Landlock every process of the machine is in /proc: a pdb program that ran on beside the scored run
+    read a child's command line there, a whole hidden file (an outside round's attack). Its programs stop first."""
+    files = {**CALC, "test_hidden.py": "SECRET = 'the hidden text'\n\n\ndef test_hidden():\n    assert SECRET\n"}
+    env = make_env(task_dir(files, HIDDEN_TOML, CALC_PATCH, name="hidden"), sandbox="landlock",
+                   terminate_on_success=False)
+    env.reset()
+    env.step({"name": "edit", "arguments": {"path": "sampler.py", "start": 1, "end": 0, "new_code": SAMPLER}})
+    old = (env.workspace.root / "calc.py").read_text()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": BEACON + "\n\n" + old}})
+    observation = env.step({"name": "pdb", "arguments": {
+        "command": "p __import__('runpy').run_path('sampler.py') and __import__('sys').modules['sampled'].text"}})[0]
+    assert "'nothing'" in observation, observation
+    observation = env.step({"name": "eval"})[0]
+    assert "were stopped before the scored run" in observation, observation
+    time.sleep(0.5)
+    observation = env.step({"name": "pdb", "arguments": {
+        "command": "p getattr(__import__('sys').modules.get('sampled'), 'text', 'a new session')"}})[0]
+    assert "hidden text" not in observation and "'a new session'" in observation, observation

@@ -81,3 +81,38 @@ def test_an_eval_that_ends_the_episode_is_checked_against_what_it_leaves(make_en
         assert reward == 1.0 and CHANGED_AFTER_EVAL not in info.get("suspicious", ()), info
     else:
         assert reward == 0.0 and info["score"] == 0 and CHANGED_AFTER_EVAL in info["suspicious"], info
+
+
+# Started from pdb, it outlives the command: puts a folder where the read-only test file is, again and again.
+CHURN = """\
+import os, shutil, time
+
+if os.fork() == 0:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if os.path.isdir("test_calc.py"):
+                shutil.rmtree("test_calc.py", ignore_errors=True)
+            elif os.path.lexists("test_calc.py"):
+                os.remove("test_calc.py")
+            os.makedirs("test_calc.py/sub")
+        except OSError:
+            pass
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES[1:2])
+def test_a_program_that_fights_the_restore_of_read_only_files_gets_an_error_not_an_exception(make_env, calc, sandbox):
+    """The host puts the read-only files back before each eval while such a program runs: when git cannot, the
+    eval step says so (an outside round saw `WorkspaceError` raised out of step() in half the evals)."""
+    env = make_env(calc, strict=True, sandbox=sandbox, eval_mode="fresh", terminate_on_success=False)
+    env.reset()
+    env.step({"name": "edit", "arguments": {"path": "churn.py", "start": 1, "end": 0, "new_code": CHURN}})
+    observation = env.step({"name": "pdb", "arguments": {"command": "p __import__('runpy').run_path('churn.py') and 1"}})[0]
+    assert "1" in observation, observation
+    for _ in range(8):
+        observation, reward, *_ = env.step({"name": "eval"})  # raises nothing
+        assert observation.startswith(("eval:", "error:")) and reward <= 0.5, observation
+    env.reset()
+    assert env.step({"name": "eval"})[1] == 0.5  # the next episode starts from the task's files
