@@ -369,9 +369,10 @@ class DebugEnv:
             cache.repair_eval_base(self.task, self.workspace.prepared)
             notes.append("the task's pristine files had been changed by a program and were written again")
         counted = self._counted()
-        if self.workspace.prepared.hidden_files and self.confinement.sandbox == "landlock":
-            # under Landlock a running program sees every process of the machine in /proc (their command lines
-            # included): none of the episode's may run beside the scored run, which runs beside the hidden files
+        if self.workspace.prepared.hidden_files:
+            # a program that ran beside the scored run, which runs beside the hidden files, could read them off
+            # what that run does to what both share: free blocks (statvfs), the CPU, and under Landlock the
+            # command lines of its children in /proc
             self.end_programs()
             notes.append("the episode's programs (a pdb session among them) were stopped before the scored run, "
                          "which runs beside the task's hidden files")

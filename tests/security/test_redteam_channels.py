@@ -301,12 +301,13 @@ threading.Thread(target=_sample, daemon=True).start()
 """
 
 
-@needs_landlock
-def test_no_program_of_the_episode_runs_beside_a_scored_run_under_landlock(make_env, task_dir):
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_no_program_of_the_episode_runs_beside_a_scored_run(make_env, task_dir, sandbox):
     """Under Landlock every process of the machine is in /proc: a pdb program that ran on beside the scored run
-    read a child's command line there, a whole hidden file (an outside round's attack). Its programs stop first."""
+    read a child's command line there, a whole hidden file (an outside round's attack; under bwrap, through free
+    blocks). The episode's programs stop first."""
     files = {**CALC, "test_hidden.py": "SECRET = 'the hidden text'\n\n\ndef test_hidden():\n    assert SECRET\n"}
-    env = make_env(task_dir(files, HIDDEN_TOML, CALC_PATCH, name="hidden"), sandbox="landlock",
+    env = make_env(task_dir(files, HIDDEN_TOML, CALC_PATCH, name="hidden"), sandbox=sandbox,
                    terminate_on_success=False)
     env.reset()
     env.step({"name": "edit", "arguments": {"path": "sampler.py", "start": 1, "end": 0, "new_code": SAMPLER}})
