@@ -40,8 +40,6 @@ _ROOM = re.compile(r"/(?:[^\s/'\"]+/)*" + re.escape(ROOM_PREFIX) + r"[A-Za-z0-9_
 _PYTEST_TIMING = re.compile(r"^((?:=+ )?(?:no tests ran|\d+ [a-z]+(?:, \d+ [a-z]+)*))"
                             r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?((?: =+)?)$", re.M)
 _ADDRESS = re.compile(r"(<[^<>\n]* at )0x[0-9a-fA-F]+>")
-CHANGED_AFTER_EVAL = ("the worktree changed after the episode's last eval read it (a program of the episode "
-                      "rewrote it): what was scored is not what env.diff() shows")
 
 
 class DebugEnv:
@@ -72,7 +70,7 @@ class DebugEnv:
         self._closed = False
         self._tampered = False
         self._last_fraction = 0.0  # of the episode's last eval, for reward="delta"
-        self._scored_read = ""  # a digest of the worktree's text patch as the last eval read it
+        self._scored: tuple[str, list] = ("", [])  # the worktree's text patch as the last eval read it, and its digest
         self._counted_ids: tuple[str, ...] | None = None
         self._lock = threading.RLock()
 
@@ -134,7 +132,7 @@ class DebugEnv:
             for tool in self.tools.values():
                 tool.warm_up(self._episode)
         self.budget = Budget(self.limits.max_tokens, self.limits.observation_tokens, self.config.encoding)
-        self._last_fraction, self._scored_read = 0.0, ""
+        self._last_fraction, self._scored = 0.0, ("", [])
         self._steps = 0
         self._done = False
         self._started = time.monotonic()
@@ -192,10 +190,9 @@ class DebugEnv:
             output = ToolOutput(output)
         if extra.get("tool") == "edit" and "error" not in extra:
             self._toolbox.edit_succeeded()
-        last_fraction = self._last_fraction
         if output.score is not None:
             fraction = output.score / output.max_score if output.max_score else 0.0
-            reward = fraction - last_fraction if self.config.reward == "delta" else fraction
+            reward = fraction - self._last_fraction if self.config.reward == "delta" else fraction
             self._last_fraction = fraction
             extra.update(score=output.score, max_score=output.max_score)
             if output.suspicious:
@@ -214,11 +211,8 @@ class DebugEnv:
         self._done = terminated or truncated
         if self._done:  # what the episode leaves is final: no program of it runs on
             self.end_programs()
-            if output.score is not None and self._changed_since_scored():
-                extra["suspicious"] = [*extra.get("suspicious", ()), CHANGED_AFTER_EVAL]
-                if self.config.strict and output.score:
-                    extra["score"], self._last_fraction = 0, 0.0
-                    reward = -last_fraction if self.config.reward == "delta" else 0.0
+            if output.score is not None:
+                self._leave_what_was_scored()
         return observation, reward, terminated, truncated, self._info(**extra)
 
     def end_programs(self) -> None:
@@ -230,12 +224,15 @@ class DebugEnv:
         if self.workspace is not None and self.confinement is not None:
             self.confinement.kill_strays([self.workspace.dir])
 
-    def _changed_since_scored(self) -> bool:
-        """Whether the worktree's text patch is no longer what the last eval read (a program rewrote it after)."""
+    def _leave_what_was_scored(self) -> None:
+        """After the episode's last eval, its programs stopped: the worktree holds the text patch that eval read
+        (a program may have written it since, or put back what it had changed), so env.diff() shows what was
+        scored."""
         assert self.workspace is not None
-        scored = self._scored_read
+        digest, changes = self._scored
         self.workspace.text_changes()
-        return bool(scored) and self.workspace.last_read != scored
+        if digest and self.workspace.last_read != digest:
+            self.workspace.put_back(changes)
 
     def close(self) -> None:
         """Stop every process of the episode and remove its worktree and temp dir. Idempotent."""
@@ -381,7 +378,7 @@ class DebugEnv:
         try:
             result = evaluate(self.workspace, counted, self.limits.eval_timeout, place.confinement, notes,
                               place.warm, place.folder, place.pristine)
-            self._scored_read = self.workspace.last_read  # what the scored run read of the worktree
+            self._scored = (self.workspace.last_read, self.workspace.last_changes)  # what the scored run read
         finally:  # the interpreter serves the next run, unless the agent's code ran in it beside hidden files:
             # its room (process ids, its own /tmp) may carry what that code saw into whatever runs there next
             self._evals.give_back(place.warm, keep=not self._tampered and not self.workspace.prepared.hidden_files)

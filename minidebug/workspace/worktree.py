@@ -23,7 +23,7 @@ from ..store.locks import file_lock
 from ..store.removal import remove_tree
 from ..store.venv import BUILD_PRODUCTS_EXCLUDE, lay_build_products
 from ..tasks.task import Task
-from .safefs import read_entry, remove_entry
+from .safefs import read_entry, remove_entry, write_entry
 from .untracked import Layout, commit_layout, remove_untracked, restore_folders
 
 EPISODE_PREFIX = "minidebug-ep-"
@@ -52,6 +52,7 @@ class Workspace:
         self._git_options: tuple[str, ...] = ()
         self._layout: Layout | None = None  # the base commit's folders and files (see untracked.py)
         self.last_read = ""  # a digest of what the last text_changes() read (see `_digest`)
+        self.last_changes: list[tuple[str, str, tuple[str, bytes, int] | None]] = []  # and what it read
         try:
             self.home.mkdir()
             self.tmp.mkdir()
@@ -215,7 +216,7 @@ class Workspace:
         if len(changed) > MAX_CHANGED_FILES:  # never a debugging change; reading each would hold the eval up
             left_out = [(".", f"{len(changed):,} changed files, more than a text patch may hold "
                               f"({MAX_CHANGED_FILES:,}): none is scored")]
-            self.last_read = _digest([], left_out)
+            self.last_read, self.last_changes = _digest([], left_out), []
             return [], left_out
         for status, rel in changed:
             entry = None
@@ -230,8 +231,18 @@ class Workspace:
                 changes.append((status, rel, entry))
             else:
                 left_out.append((rel, reason))
-        self.last_read = _digest(changes, left_out)
+        self.last_read, self.last_changes = _digest(changes, left_out), list(changes)
         return changes, left_out
+
+    def put_back(self, changes: list[tuple[str, str, tuple[str, bytes, int] | None]]) -> None:
+        """Make the worktree the base with the text patch `changes` (as text_changes() read them) and nothing
+        else; no program of the episode may be running."""
+        self.reset()
+        for status, rel, entry in changes:
+            if status == "D":
+                remove_entry(self.root, rel)
+            elif entry is not None:
+                write_entry(self.root, rel, *entry)
 
     @staticmethod
     def _never_scored(rel: str) -> str | None:

@@ -3,8 +3,7 @@ episode whose programs run in the worktree) writes the fix, waits until eval rea
 moves) and puts the bug back: eval scored the fix, and `env.diff()`, the trajectory's diff and
 `export preds` show nothing (an outside round's attack: reward 1.0 with an empty diff, every sandbox).
 Now `submit` stops every program of the episode before eval reads the worktree, and a step that ends the
-episode stops them and checks that the worktree still holds what its eval read: a change since is a finding,
-and `strict=True` scores the step 0. Task CALC: the unfixed project earns 1/2.
+episode stops them and leaves the worktree as its eval read it. Task CALC: the unfixed project earns 1/2.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import time
 
 import pytest
 
-from minidebug.core.env import CHANGED_AFTER_EVAL
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 from tests.security.test_redteam_identity import SANDBOXES
 
@@ -64,23 +62,49 @@ def test_submit_scores_what_the_episode_leaves(make_env, calc, sandbox):
     env.reset()
     _swapper_started(env)
     observation, reward, terminated, _, info = env.step({"name": "submit"})
-    assert terminated
-    fixed = "+    return a + b" in env.diff()
-    assert reward == (1.0 if fixed else 0.5), (observation, env.diff())
-    assert CHANGED_AFTER_EVAL not in info.get("suspicious", ())
+    assert terminated and reward == 1.0 and not info.get("suspicious"), observation  # it ran no more
+    assert "+    return a + b" in env.diff()
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
-def test_an_eval_that_ends_the_episode_is_checked_against_what_it_leaves(make_env, calc, sandbox):
+def test_an_eval_that_ends_the_episode_leaves_what_it_read(make_env, calc, sandbox):
     env = make_env(calc, strict=True, sandbox=sandbox, eval_mode="fresh", terminate_on_success=True)
     env.reset()
     _swapper_started(env)
     observation, reward, terminated, _, info = env.step({"name": "eval"})
-    assert terminated, observation  # the fix was read: the eval passed
-    if "+    return a + b" in env.diff():  # stopped before it put the bug back
-        assert reward == 1.0 and CHANGED_AFTER_EVAL not in info.get("suspicious", ()), info
-    else:
-        assert reward == 0.0 and info["score"] == 0 and CHANGED_AFTER_EVAL in info["suspicious"], info
+    assert terminated and reward == 1.0, observation  # the fix was read: the eval passed
+    diff = env.diff()
+    assert "+    return a + b" in diff and "swapper.py" in diff, diff  # as read, though the swapper put the bug back
+
+
+# A program that keeps writing a log file of its own in the worktree (a project's stats flusher, say).
+LOGGER = """\
+import os, threading, time
+
+
+def _log():
+    while True:
+        with open("calc.log", "a") as file:
+            file.write(f"{time.time()}\\n")
+        time.sleep(0.02)
+
+
+if os.fork() == 0:
+    _log()
+"""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_program_still_writing_its_log_after_the_last_eval_changes_nothing_of_the_score(make_env, calc, sandbox):
+    env = make_env(calc, strict=True, sandbox=sandbox, eval_mode="fresh", terminate_on_success=True)
+    env.reset()
+    old = (env.workspace.root / "calc.py").read_text()
+    env.step({"name": "edit", "arguments": {"path": "calc.py", "old": old, "new": old.replace("a - b", "a + b")}})
+    env.step({"name": "edit", "arguments": {"path": "logger.py", "start": 1, "end": 0, "new_code": LOGGER}})
+    observation = env.step({"name": "pdb", "arguments": {"command": "p __import__('runpy').run_path('logger.py') and 1"}})[0]
+    assert "1" in observation, observation
+    observation, reward, terminated, _, info = env.step({"name": "eval"})
+    assert terminated and reward == 1.0 and not info.get("suspicious"), observation
 
 
 # Started from pdb, it outlives the command: puts a folder where the read-only test file is, again and again.
