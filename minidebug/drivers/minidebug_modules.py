@@ -19,7 +19,7 @@ import sys
 import types
 from importlib import machinery
 
-from minidebug_pristine import is_stdlib, replaced
+from minidebug_pristine import HOOKS, is_stdlib, replaced
 
 _module_dict = types.ModuleType.__dict__["__dict__"].__get__
 _type_dict = type.__dict__["__dict__"].__get__
@@ -364,13 +364,6 @@ def classes_in(name, copy):
     return found[1]
 
 
-# Attributes of standard library modules that its documentation gives programs to set, through a setter
-# (`logging.setLoggerClass`) or by assignment (`warnings.showwarning`): what they hold is handed the module's
-# own data (a logger's name, a warning), never the runner's state.
-SETTABLE = frozenset({("logging", "_loggerClass"), ("logging", "_logRecordFactory"), ("warnings", "showwarning"),
-                      ("warnings", "formatwarning"), ("threading", "excepthook")})
-
-
 def agent_values(modules, judge, before, tree, quiet=frozenset()):
     """What code of the agent's left bound in the namespaces of `modules` (name -> module, each of the standard
     library's or the venv's), or in those of the classes bound there, compared with `before` (name -> namespace
@@ -393,7 +386,7 @@ def agent_values(modules, judge, before, tree, quiet=frozenset()):
         stdlib = is_stdlib(module)
         for key, value in list(namespace.items()):
             old = copy.get(key, copy)
-            if old is value or (name, key) in SETTABLE:
+            if old is value or (name, key) in HOOKS:  # documented as replaceable: handed the module's own data
                 continue
             if type(value) is function:
                 if value.__code__.co_filename != own and agent_code(value, judge):

@@ -27,6 +27,9 @@ HOOKS = frozenset({  # (module, attribute) pairs the standard library documents 
     ("warnings", "showwarning"), ("warnings", "formatwarning"), ("warnings", "_showwarnmsg_impl"),
     ("warnings", "_showwarnmsg"), ("warnings", "filters"), ("threading", "excepthook"),
     ("threading", "_profile_hook"), ("threading", "_trace_hook"), ("builtins", "_"), ("site", "quit"),
+    ("logging", "_loggerClass"), ("logging", "_logRecordFactory"),  # logging.setLoggerClass, setLogRecordFactory
+    ("sys", "stdout"), ("sys", "stderr"),  # contextlib.redirect_stdout and redirect_stderr
+    ("tempfile", "tempdir"),
 })
 _CONSTANTS = (int, float, complex, str, bytes)
 _STDLIB = os.path.dirname(os.__file__) + "/"

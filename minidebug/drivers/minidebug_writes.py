@@ -117,6 +117,8 @@ class Writes:
     def _judge_write(self, frame, name, key, new):
         """Report the write of `new` to `name`'s `key`, made in `frame`, if it is one of the agent's."""
         what = f"{name}.{key}"
+        if (name.split(".", 1)[0], key) in self._hooks or key in _CACHES:
+            return  # documented as replaceable, by whoever: handed the module's own data
         writer = frame
         while writer is not None and self._judge(writer.f_code.co_filename) is None:
             if writer.f_code.co_filename.startswith("<frozen importlib"):
@@ -132,8 +134,6 @@ class Writes:
             armed_by = writer.f_code.co_qualname
             self._report(writer.f_code.co_filename, writer.f_lineno, f"has {what} set (by {armed_by}, for whoever "
                          "armed it)")
-            return
-        if (name.split(".", 1)[0], key) in self._hooks or key in _CACHES:
             return
         while frame is not None:
             filename = frame.f_code.co_filename

@@ -129,7 +129,9 @@ def test_a_patch_holds_in_every_sandbox(make_env, geo, sandbox, name):
 
 
 LEGITIMATE = textwrap.dedent("""\
+    import contextlib
     import fractions
+    import io
     import functools
     import logging
     import tempfile
@@ -157,6 +159,7 @@ LEGITIMATE = textwrap.dedent("""\
     logging.setLoggerClass(_QuietLogger)  # documented setters of the standard library's
     logging.setLogRecordFactory(logging.LogRecord)
     warnings.showwarning = _show
+    tempfile.tempdir = tempfile.gettempdir()
 
 
     def _twice(function, value):
@@ -164,6 +167,8 @@ LEGITIMATE = textwrap.dedent("""\
 
 
     def area(r):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            print("computing", r)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             warnings.warn("quiet", DeprecationWarning)
