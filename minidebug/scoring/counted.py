@@ -78,7 +78,9 @@ def _measure(task: Task, prepared: PreparedTask, confinement: Confinement, timeo
         scratch.mkdir()
         if task.solution is not None:
             git(tree, "apply", str(task.solution), env={"GIT_DIR": str(prepared.bare_repo), "GIT_WORK_TREE": str(tree)})
-        learn = not prepared.hidden_files and not is_pytest(prepared.eval_base)  # the task's own code ran
+        # What warm interpreters import ahead is learned from the task's base, never from the gold-patched tree:
+        # pdb sessions forked from one would show which modules the fix imports (see learn_from_pristine).
+        learn = task.solution is None and not prepared.hidden_files and not is_pytest(prepared.eval_base)
         run = run_pytest(task.eval_command, tree, scratch, venv=prepared.venv, drivers=prepared.drivers,
                          timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
                          collect_only=task.solution is None, project_pytest=is_pytest(prepared.eval_base),

@@ -150,8 +150,8 @@ def learn_from_pristine(workspace: Workspace, timeout: float, confinement: Confi
     """Learn, once per task on a machine, the venv modules its tests load (what warm interpreters import ahead,
     see warm.py) from a run that collects the tests of the task's own tree, without the agent's changes and
     without the hidden files: no code of an agent's decides what later evals import, nor can carry anything
-    through those names. (Where the task's counted tests were measured, on the gold-patched tree of a task
-    without hidden files, that run taught them already.)"""
+    through those names, and nothing of the gold patch shows in them (the counted tests are measured on the
+    gold-patched tree, which teaches nothing)."""
     prepared = workspace.prepared
     loaded: tuple[str, ...] = ()
     imported: tuple[tuple[str, str], ...] = ()

@@ -322,3 +322,35 @@ def test_no_program_of_the_episode_runs_beside_a_scored_run(make_env, task_dir, 
     observation = env.step({"name": "pdb", "arguments": {
         "command": "p getattr(__import__('sys').modules.get('sampled'), 'text', 'a new session')"}})[0]
     assert "hidden text" not in observation and "'a new session'" in observation, observation
+
+
+# The fix imports a venv module nothing else does.
+GOLD_WITH_IMPORT = """\
+--- a/calc.py
++++ b/calc.py
+@@ -1,3 +1,6 @@
++import pygments.lexers.lisp
++
++
+ def add(a, b):
+-    return a - b
++    return a + b
+ 
+"""  # noqa: W293 (a diff's blank context line holds a space)
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_nothing_of_the_gold_patch_shows_in_what_programs_start_from(make_env, task_dir, sandbox):
+    """Warm interpreters import ahead the venv modules the task's tests load, learned once a task: learned from
+    the gold-patched run that measures the counted tests, they showed in a pdb session's `sys.modules` which
+    modules the fix imports (an outside round's finding). They are learned from the task's base."""
+    task = task_dir(CALC, CALC_TOML, GOLD_WITH_IMPORT, name="hint")
+    env = make_env(task, sandbox=sandbox)
+    env.reset()
+    env.step({"name": "eval"})  # measures the counted tests, on the gold-patched tree
+    env.close()
+    env = make_env(task, sandbox=sandbox)  # a new episode of the task: what its programs start from is learned
+    env.reset()
+    observation = env.step({"name": "pdb", "arguments": {"command": "p sorted(m for m in __import__('sys').modules "
+                                                                     "if m.startswith('pygments.lexers.l'))"}})[0]
+    assert "[]" in observation, observation
