@@ -366,15 +366,16 @@ class DebugEnv:
             cache.repair_eval_base(self.task, self.workspace.prepared)
             notes.append("the task's pristine files had been changed by a program and were written again")
         counted = self._counted()
-        if self.workspace.prepared.hidden_files:
-            # a program that ran beside the scored run, which runs beside the hidden files, could read them off
-            # what that run does to what both share: free blocks (statvfs), the CPU, and under Landlock the
+        hidden = bool(self.workspace.prepared.hidden_files)
+        if hidden:  # a program that ran beside the scored run, which runs beside the hidden files, could read them
+            # off what that run does to what both share: free blocks (statvfs), the CPU, and under Landlock the
             # command lines of its children in /proc
             self.end_programs()
-            notes.append("the episode's programs (a pdb session among them) were stopped before the scored run, "
-                         "which runs beside the task's hidden files")
         # a warm interpreter that may have imported what a program had changed is not used
         place = self._evals.take(bool(notes) or tampered_before != self._tampered, self.confinement)
+        if hidden:
+            notes.append("the episode's programs (a pdb session among them) were stopped before the scored run, "
+                         "which runs beside the task's hidden files")
         try:
             result = evaluate(self.workspace, counted, self.limits.eval_timeout, place.confinement, notes,
                               place.warm, place.folder, place.pristine)
