@@ -83,12 +83,14 @@ def hide_ctypes():
 class Watch:
     """The audit hook of one run and the state it compares after the run."""
 
-    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None, writes=None, names_ahead=None):
+    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None, writes=None, names_ahead=None,
+                 vouched=None):
         """`also_guarded`: modules, by full name, whose state `finish` compares too (a runner's other than
         pytest's). `before`: the state to compare with, if taken already (`snapshot(also_guarded)` of this
         very state: a warm interpreter takes it once, and each forked child starts from that state);
         `writes`: the watchers of writes, made by `prepared_writes()` likewise; `names_ahead`: what a warm
-        interpreter read of the task's test modules ahead (see minidebug_precompiled.names_ahead)."""
+        interpreter read of the task's test modules ahead (see minidebug_precompiled.names_ahead); `vouched`:
+        the code objects the driver compiled from the task's own files, by id (see minidebug_rewriter)."""
         self.findings = []
         self._fd, self._socket = fd, _identity(fd)
         self._tree = tree.rstrip("/") + "/"
@@ -97,7 +99,7 @@ class Watch:
         self._before = snapshot(also_guarded) if before is None else before
         self._protected = set()
         self._own = []  # the driver's pytest plugin objects
-        self.genuine = Genuine(self._judge, names_ahead)
+        self.genuine = Genuine(self._judge, names_ahead, vouched)
         self.state = ModuleState(self._judge, protected_names(), tree)
         self.state.start()
         outside = self.outside
@@ -391,6 +393,7 @@ def _hook(judge, report, fd, protected, genuine, tree):
     looked_through = tuple("/" + name for name in _LOOKED_THROUGH)
     logging_lambda = "/logging/__init__.py"  # `currentframe = lambda: sys._getframe(1)`: its caller asks
     getframe, is_instance, length, type_of, failure = sys._getframe, isinstance, len, type, Exception
+    getprofile, setprofile = sys.getprofile, sys.setprofile
     function_type, code_type, module_type = types.FunctionType, types.CodeType, types.ModuleType
     class_dict = class_namespace
     module_dict = types.ModuleType.__dict__["__dict__"].__get__
@@ -510,12 +513,38 @@ def _hook(judge, report, fd, protected, genuine, tree):
 
     def genuine_exec(code, frame):
         """A trusted loader runs the module code of a file of the tree that nothing untrusted wrote: its
-        namespace and code are the file's own (see minidebug_identity)."""
+        namespace and code are the file's own (see minidebug_identity). Code the driver compiled from such a
+        file itself (see minidebug_rewriter) is the file's whoever runs it; the namespace it runs in is read
+        from its own frame as it starts (see starting_globals), not from the loader's."""
+        if judge(code.co_filename) is not False:
+            return
         untrusted, _, importing = verdict(frame.f_code)
-        if judge(code.co_filename) is False and (untrusted is False or importing):
+        if untrusted is False or importing:
             namespace = namespace_of_exec(frame, code)
             if namespace is not None:
                 genuine.record(code, namespace)
+        elif genuine.vouched(code):
+            starting_globals(code)
+
+    def starting_globals(code):
+        """Record the globals the frame of `code` starts with: a profile function set for this thread alone,
+        taken out again at the next frame that starts, which is that code's as exec() runs it next (one that
+        is not, when exec() failed first, records nothing). Not where another profile function is set."""
+        if getprofile() is not None:
+            return
+
+        def started(frame, event, arg):
+            if event != "call":  # the returns of the frames that set it, and the built-ins they call
+                return
+            busy.append(1)  # its own removal is no event of the program's
+            try:
+                setprofile(None)
+            finally:
+                busy.clear()
+            if frame.f_code is code:
+                genuine.record(code, frame.f_globals)
+
+        setprofile(started)
 
     def hook(event, args):
         if event == "object.__getattr__":
