@@ -12,7 +12,10 @@ imported before any folder of the project is put on sys.path, so no file of the 
 from then on no bytecode is read at all: none in the project, none the run itself writes. (With
 `project_pytest`, for pytest's own repository, the project's pytest runs its tests, as it does for its
 developers: its folders come first and nothing is imported ahead or read from bytecode; where the agent
-changed its assertion rewriter, the base's compiles the task's own test modules: see minidebug_rewriter.)
+changed its assertion rewriter, the base's compiles the task's own test modules: see minidebug_rewriter. Its
+tests write bytecode and read it back, in folders of their own, so once the watch is in place
+sys.pycache_prefix is Python's default again, and the watch lets no bytecode file of the tree, the venv, the
+interpreter or the driver's folder be opened: see minidebug_watch.Watch.)
 minidebug_watch reports code of the agent's that reaches into the runner (see there). Before the run, every object that
 exists is frozen out of the garbage collector (`gc.freeze()`): collections skip pytest's own objects, and
 `gc.get_objects()` in the code under test does not list the recorder.
@@ -286,7 +289,10 @@ def run(fd, settings):
         import minidebug_unittest as unittest_runner
     before, writes = (None, None) if unittest_runner or not _WARM_STATE else _WARM_STATE.pop()
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
-                  unittest_runner.GUARDED if unittest_runner else (), before, writes, _PRECOMPILED_NAMES[0], vouched)
+                  unittest_runner.GUARDED if unittest_runner else (), before, writes, _PRECOMPILED_NAMES[0], vouched,
+                  sealed_bytecode=bool(settings.get("project_pytest")))
+    if settings.get("project_pytest"):  # pytest's own tests write bytecode and read it, as Python does by default
+        sys.pycache_prefix = None  # but none of the tree, the venv or the interpreter (the watch refuses it)
     checks = watch.plugins()
     tree = os.getcwd()
     _drop_shadowed(sorted(_LEARNED_LOADED | set(learned)),

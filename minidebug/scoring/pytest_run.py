@@ -5,8 +5,9 @@ The run goes through the `minidebug_eval` driver: plugin autoloading off (the ve
 explicitly), no cache provider, no user site, no bytecode written, and pytest imported before any folder of
 the project is on sys.path; from then on no bytecode is read at all (`sys.pycache_prefix`, which pytest's
 assertion-rewrite cache follows too, points where no file can exist), so none that the tree holds or that the
-run itself writes is ever run. The outcomes come back over a socket in lines tagged with a per-run key, not
-through a file or the printed output.
+run itself writes is ever run (in pytest's own repository, whose tests read bytecode they write, none of the
+tree, the venv or the interpreter: see drivers/minidebug_watch.py). The outcomes come back over a socket in
+lines tagged with a per-run key, not through a file or the printed output.
 """
 
 from __future__ import annotations
