@@ -68,7 +68,7 @@ ADJUSTMENTS = {  # repository -> (fields added to every version, why)
                           "toml, which base commits before pylint moved to tomli import (the venv is installed "
                           "at the environment commit, which may have moved already: 2.13)"),
     "pvlib/pvlib-python": ({"packages": ["numpy<2"]}, "numpy 2 removed names its code uses (np.Inf)"),
-    "pytest-dev/pytest": ({"packages": ["importlib-metadata", "wcwidth==0.2.13"]},
+    "pytest-dev/pytest": ({"packages": ["importlib-metadata", "wcwidth"]},
                           "importlib-metadata, which base commits of 4.6 import on every Python while the "
                           "environment commit asks it below 3.8 only; wcwidth, which base commits of 5.4 import "
                           "(its terminal summary) while its environment commit vendors it"),
