@@ -11,8 +11,12 @@ also sent the moment it is recorded, so an outcome changed in memory later shows
 imported before any folder of the project is put on sys.path, so no file of the project can replace it, and
 from then on no bytecode is read at all: none in the project, none the run itself writes. (With
 `project_pytest`, for pytest's own repository, the project's pytest runs its tests, as it does for its
-developers: its folders come first and nothing is imported ahead or read from bytecode.) minidebug_watch
-reports code of the agent's that reaches into the runner (see there). Before the run, every object that
+developers: its folders come first and nothing is imported ahead or read from bytecode; where the agent
+changed its assertion rewriter, the base's compiles the task's own test modules: see minidebug_rewriter. Its
+tests write bytecode and read it back, in folders of their own, so once the watch is in place
+sys.pycache_prefix is Python's default again, and the watch lets no bytecode file of the tree, the venv, the
+interpreter or the driver's folder be opened: see minidebug_watch.Watch.)
+minidebug_watch reports code of the agent's that reaches into the runner (see there). Before the run, every object that
 exists is frozen out of the garbage collector (`gc.freeze()`): collections skip pytest's own objects, and
 `gc.get_objects()` in the code under test does not list the recorder.
 """
@@ -270,6 +274,11 @@ def run(fd, settings):
     if not settings.get("project_pytest"):
         _read_no_bytecode_from_now_on(settings.get("pycache"), settings.get("preload", [])
                                       + (["runpy"] if script else []), learned)
+    rewriter, vouched = None, {}
+    if settings.get("pristine_rewriter"):  # the agent changed pytest's own rewriter (see minidebug_rewriter)
+        from minidebug_rewriter import install
+
+        rewriter, vouched = install(settings["pristine_rewriter"], os.getcwd(), settings.get("agent_files", []))
     from minidebug_shadow import guard
     from minidebug_watch import Watch, hide_ctypes
 
@@ -280,7 +289,10 @@ def run(fd, settings):
         import minidebug_unittest as unittest_runner
     before, writes = (None, None) if unittest_runner or not _WARM_STATE else _WARM_STATE.pop()
     watch = Watch(flag, fd, os.getcwd(), settings.get("agent_files", []),
-                  unittest_runner.GUARDED if unittest_runner else (), before, writes, _PRECOMPILED_NAMES[0])
+                  unittest_runner.GUARDED if unittest_runner else (), before, writes, _PRECOMPILED_NAMES[0], vouched,
+                  sealed_bytecode=bool(settings.get("project_pytest")))
+    if settings.get("project_pytest"):  # pytest's own tests write bytecode and read it, as Python does by default
+        sys.pycache_prefix = None  # but none of the tree, the venv or the interpreter (the watch refuses it)
     checks = watch.plugins()
     tree = os.getcwd()
     _drop_shadowed(sorted(_LEARNED_LOADED | set(learned)),
@@ -299,7 +311,8 @@ def run(fd, settings):
     if _LOST_WATCH:
         _LOST_WATCH.pop()[0] = flag  # the sink: reached from now on through the wrappers' default values only
         _LOST_WATCH.clear()
-    watch.protect(send, stream, flag, *holders, *lost_watch, *_PRECOMPILED_HOOKS, *filter(None, _PRECOMPILED_NAMES))
+    watch.protect(send, stream, flag, *holders, *lost_watch, *_PRECOMPILED_HOOKS, *filter(None, _PRECOMPILED_NAMES),
+                  *filter(None, [rewriter]))
     hide_ctypes()
     gc.freeze()  # what exists before the project is imported is never garbage: collections skip it
     try:

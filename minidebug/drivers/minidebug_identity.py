@@ -1,8 +1,9 @@
 """What a counted test calls is the task's own code, as its file defines it.
 
 The watch (see minidebug_watch) tells `Genuine` each time a trusted loader (importlib's, pytest's assertion
-rewriter) runs the code compiled from a file of the tree that nothing of the agent's wrote: the namespace that
-code ran in is the file's genuine namespace, and each code object compiled with it is the file's. Before each
+rewriter) runs the code compiled from a file of the tree that nothing of the agent's wrote, or any loader runs
+the code the driver itself compiled from such a file (see minidebug_rewriter): the namespace that code ran in is
+the file's genuine namespace, and each code object compiled with it is the file's. Before each
 test's call, `Genuine.problem` resolves the test's node id in that namespace (a function at module level, or
 a method found through its class's bases, as it was bound at the file's first test) and requires that pytest
 is about to call exactly that: a plain function compiled from that file (or from another of the task's),
@@ -56,10 +57,12 @@ def _qualnames(code, prefix, into):
 class Genuine:
     """The genuine namespaces and code of the tree's files, and the check of what a test calls."""
 
-    def __init__(self, judge, names_ahead=None):
+    def __init__(self, judge, names_ahead=None, vouched=None):
         """`judge(filename)`: True for an untrusted file (see minidebug_watch), False for a trusted one;
-        `names_ahead`: see _file_names."""
+        `names_ahead`: see _file_names; `vouched`: {id(code): code} of the module code the driver compiled
+        from the task's own files itself (see minidebug_rewriter)."""
         self._judge, self._names_ahead = judge, names_ahead
+        self._vouched = {} if vouched is None else vouched
         self._namespaces = {}  # real path -> [namespace]: the globals its code ran in
         self._codes = {}  # id(code) -> (code, real path, qualified name)
         self._defined = {}  # real path -> qualified names of the functions the file defines
@@ -80,6 +83,10 @@ class Genuine:
         if found is None:
             found = self._real[path] = os.path.realpath(path)
         return found
+
+    def vouched(self, code):
+        """Whether the driver compiled `code` from its file itself: whoever runs it, it is the file's."""
+        return self._vouched.get(id(code)) is code
 
     def record(self, code, namespace):
         """The module code `code`, compiled from its file, runs in `namespace`."""

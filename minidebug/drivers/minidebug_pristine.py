@@ -33,6 +33,7 @@ HOOKS = frozenset({  # (module, attribute) pairs the standard library documents 
 })
 _CONSTANTS = (int, float, complex, str, bytes)
 _STDLIB = os.path.dirname(os.__file__) + "/"
+WRAPPER_NAME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "<importlib's _load_unlocked, wrapped>")
 _VENV_DIRS = ("site-packages/", "dist-packages/")
 
 
@@ -64,6 +65,7 @@ class Pristine:
             return
 
         def _load_unlocked(spec):
+            __tracebackhide__ = True  # in a test's failure as pytest shows it (see WRAPPER_NAME for the others)
             module = real(spec)
             try:
                 if issubclass(type(module), types.ModuleType) and outside(module):
@@ -74,6 +76,11 @@ class Pristine:
                 pass
             return module
 
+        # Named in the driver's folder (trusted code) but as generated code ("<...>"), which pytest's filter of
+        # the tracebacks of a module or conftest that cannot be imported hides as it hides importlib's own
+        # frames: a traceback through an import, as pytest shows it, has no frame of the driver's (pytest's own
+        # test of a conftest's import error compares every line).
+        _load_unlocked.__code__ = _load_unlocked.__code__.replace(co_filename=WRAPPER_NAME)
         self._bootstrap._load_unlocked = _load_unlocked
         self._wrapper = _load_unlocked
 

@@ -10,7 +10,8 @@ the report cannot take it back. Three checks:
   (`__class__`, `__bases__`, ...: Python audits no others) of classes of pytest, pluggy, the driver or a test
   module set, a function's code replaced, opens of the report socket or of process memory, and reads of the
   default values of the driver's report functions (where it keeps its report channel), when code from an
-  untrusted file caused them;
+  untrusted file caused them; in a run that reads bytecode (pytest's own repository), it also makes every open
+  of a bytecode file of the tree, the interpreter, the venv or the driver's folder fail;
 - pytest's hook machinery (see minidebug_hooks): implementations of untrusted code (a conftest.py counts only
   if it was in the tree before the run), implementations taken out, hook calls routed elsewhere;
 - after the run, the module and class attributes of pytest, pluggy, builtins and the driver compared with
@@ -87,12 +88,17 @@ def hide_ctypes():
 class Watch:
     """The audit hook of one run and the state it compares after the run."""
 
-    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None, writes=None, names_ahead=None):
+    def __init__(self, send, fd, tree, agent_files, also_guarded=(), before=None, writes=None, names_ahead=None,
+                 vouched=None, sealed_bytecode=False):
         """`also_guarded`: modules, by full name, whose state `finish` compares too (a runner's other than
         pytest's). `before`: the state to compare with, if taken already (`snapshot(also_guarded)` of this
         very state: a warm interpreter takes it once, and each forked child starts from that state);
         `writes`: the watchers of writes, made by `prepared_writes()` likewise; `names_ahead`: what a warm
-        interpreter read of the task's test modules ahead (see minidebug_precompiled.names_ahead)."""
+        interpreter read of the task's test modules ahead (see minidebug_precompiled.names_ahead); `vouched`:
+        the code objects the driver compiled from the task's own files, by id (see minidebug_rewriter);
+        `sealed_bytecode`: no bytecode file of the tree, the interpreter, the venv or the driver's folder is
+        opened from now on (an open of one fails as if it were not there), for a run that reads bytecode
+        elsewhere (see minidebug_eval: pytest's own repository)."""
         self.findings = []
         self._fd, self._socket = fd, _identity(fd)
         self._tree = tree.rstrip("/") + "/"
@@ -102,7 +108,7 @@ class Watch:
         self._before = snapshot(also_guarded) if before is None else before
         self._protected = set()
         self._own = []  # the driver's pytest plugin objects
-        self.genuine = Genuine(self._judge, names_ahead)
+        self.genuine = Genuine(self._judge, names_ahead, vouched)
         self.state = ModuleState(self._judge, protected_names(), tree)
         self.state.start()
         outside = self.outside
@@ -114,7 +120,8 @@ class Watch:
                              deferred_calls())
         self.pristine = Pristine(outside, self.writes.watch_module)
         self.pristine.start()
-        sys.addaudithook(_hook(self._judge, self._report, fd, self._protected, self.genuine, tree))
+        sealed = (self._tree,) + _trusted_folders() if sealed_bytecode else ()
+        sys.addaudithook(_hook(self._judge, self._report, fd, self._protected, self.genuine, tree, sealed))
 
     def outside(self, module):
         """Whether a module is not the tree's (the standard library's, the venv's, the driver's)."""
@@ -325,14 +332,20 @@ def _from_untrusted_code(value, judge):
     return True
 
 
+def _trusted_folders():
+    """The folders whose files are trusted wherever they are judged: the driver's, the interpreter's and the
+    venv's, the standard library's; each ending in "/"."""
+    return tuple(sorted({os.path.dirname(os.path.abspath(__file__)) + "/"} | {
+        path.rstrip("/") + "/" for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                                            os.path.dirname(os.__file__))}))  # the last: the standard library
+
+
 def _judge_maker(tree, agent_files):
     """judge(filename): True if untrusted, False if trusted, None for generated code (judged by its caller)."""
     stat, started = os.stat, _now_ns()
     tree_prefix = tree.rstrip("/") + "/"
     agent = frozenset(agent_files)
-    trusted = tuple(sorted({os.path.dirname(os.path.abspath(__file__)) + "/"} | {
-        path.rstrip("/") + "/" for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                                            os.path.dirname(os.__file__))}))  # the last: the standard library
+    trusted = _trusted_folders()
     tainted, known = set(), {}
 
     def written(filename):
@@ -406,13 +419,15 @@ def _text_only_code():
     return frozenset(found)
 
 
-def _hook(judge, report, fd, protected, genuine, tree):
-    """The audit hook. Everything it calls is bound here, before any code of the project runs."""
+def _hook(judge, report, fd, protected, genuine, tree, sealed=()):
+    """The audit hook. Everything it calls is bound here, before any code of the project runs. `sealed`: the
+    folders (each ending in "/") whose bytecode files it lets nothing open (see `refused`)."""
     events, frame_attributes, guarded = dict(_EVENTS), frozenset(_FRAME_ATTRIBUTES), frozenset(GUARDED)
     defaults = frozenset(("__defaults__", "__kwdefaults__"))
     looked_through = tuple("/" + name for name in _LOOKED_THROUGH)
     logging_lambda = "/logging/__init__.py"  # `currentframe = lambda: sys._getframe(1)`: its caller asks
     getframe, is_instance, length, type_of, failure = sys._getframe, isinstance, len, type, Exception
+    getprofile, setprofile = sys.getprofile, sys.setprofile
     function_type, code_type, module_type = types.FunctionType, types.CodeType, types.ModuleType
     class_dict = class_namespace
     module_dict = types.ModuleType.__dict__["__dict__"].__get__
@@ -420,6 +435,10 @@ def _hook(judge, report, fd, protected, genuine, tree):
     no_bytecode, exists = (sys.pycache_prefix or "\0").rstrip("/") + "/", os.path.exists
     fd_paths = (f"/proc/self/fd/{fd}", f"/dev/fd/{fd}", f"/proc/thread-self/fd/{fd}")
     fd_name, fsdecode, realpath = str(fd), os.fsdecode, os.path.realpath
+    getcwd, join, normpath = os.getcwd, os.path.join, os.path.normpath
+    from pathlib import PosixPath, PurePosixPath
+
+    plain_paths, bytecode = (PosixPath, PurePosixPath), (".pyc", ".pyo")
     busy = []
 
     deferred, stdlib = deferred_calls(), os.path.dirname(os.__file__) + "/"
@@ -533,14 +552,57 @@ def _hook(judge, report, fd, protected, genuine, tree):
         real = realpath(head or ".")
         return real.startswith("/proc/") and (name == "mem" or real.endswith("/fd"))
 
+    def refused(path):
+        """Whether `path`, an open's, is a bytecode file in a sealed folder, by its name or where its links
+        lead: none is ever read (the import system and pytest's rewriter then compile the source)."""
+        if type_of(path) is bytes:
+            path = fsdecode(path)
+        elif type_of(path) in plain_paths:
+            path = str(path)
+        if type_of(path) is not str or not path.endswith(bytecode):
+            return False
+        if path[:1] != "/":
+            try:
+                path = join(getcwd(), path)
+            except OSError:  # the working folder is gone: where it leads cannot be told
+                return True
+        path = normpath(path)
+        return path.startswith(sealed) or realpath(path).startswith(sealed)
+
     def genuine_exec(code, frame):
         """A trusted loader runs the module code of a file of the tree that nothing untrusted wrote: its
-        namespace and code are the file's own (see minidebug_identity)."""
+        namespace and code are the file's own (see minidebug_identity). Code the driver compiled from such a
+        file itself (see minidebug_rewriter) is the file's whoever runs it; the namespace it runs in is read
+        from its own frame as it starts (see starting_globals), not from the loader's."""
+        if judge(code.co_filename) is not False:
+            return
         untrusted, _, importing = verdict(frame.f_code)
-        if judge(code.co_filename) is False and (untrusted is False or importing):
+        if untrusted is False or importing:
             namespace = namespace_of_exec(frame, code)
             if namespace is not None:
                 genuine.record(code, namespace)
+        elif genuine.vouched(code):
+            starting_globals(code)
+
+    def starting_globals(code):
+        """Record the globals the frame of `code` starts with: a profile function set for this thread alone,
+        taken out again at the next frame that starts, which is that code's as exec() runs it next (one that
+        is not, when exec() failed first, records nothing). Not where another profile function is set."""
+        if getprofile() is not None:
+            return
+
+        def started(frame, event, arg):
+            if event != "call":  # the returns of the frames that set it, and the built-ins they call
+                return
+            busy.append(1)  # its own removal is no event of the program's
+            try:
+                setprofile(None)
+            finally:
+                busy.clear()
+            if frame.f_code is code:
+                genuine.record(code, frame.f_globals)
+
+        setprofile(started)
 
     def hook(event, args):
         if event == "object.__getattr__":
@@ -582,7 +644,10 @@ def _hook(judge, report, fd, protected, genuine, tree):
         if busy:
             return
         busy.append(1)
+        sealed_file = False
         try:
+            if sealed and event == "open":
+                sealed_file = refused(args[0])
             policy, text = entry
             if policy == "taint":  # compile(source, filename): code compiled by untrusted code stays untrusted
                 filename = args[1] if length(args) > 1 else None
@@ -604,5 +669,8 @@ def _hook(judge, report, fd, protected, genuine, tree):
             pass
         finally:
             busy.clear()
+            if sealed_file:
+                raise PermissionError(13, "minidebug: no bytecode of the tree, the venv or the interpreter is "
+                                          "read in this run", args[0])
 
     return hook

@@ -204,7 +204,8 @@ def _run(workspace: Workspace, harness, timeout: float, confinement: Confinement
                              timeout=timeout, confinement=confinement, source_layout=task.spec.source is not None,
                              agent_files=tuple(laid), agent_created=created,
                              warm=warm, learned=learned,
-                             project_pytest=is_pytest(workspace.prepared.eval_base))
+                             project_pytest=is_pytest(workspace.prepared.eval_base),
+                             base=workspace.prepared.eval_base)
         finally:
             empty_folder(folder, EVAL_SCRATCH)
     return replace(run, output=run.output.replace(str(tree) + "/", "").replace(str(tree), "."),

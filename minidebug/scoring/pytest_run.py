@@ -5,12 +5,14 @@ The run goes through the `minidebug_eval` driver: plugin autoloading off (the ve
 explicitly), no cache provider, no user site, no bytecode written, and pytest imported before any folder of
 the project is on sys.path; from then on no bytecode is read at all (`sys.pycache_prefix`, which pytest's
 assertion-rewrite cache follows too, points where no file can exist), so none that the tree holds or that the
-run itself writes is ever run. The outcomes come back over a socket in lines tagged with a per-run key, not
-through a file or the printed output.
+run itself writes is ever run (in pytest's own repository, whose tests read bytecode they write, none of the
+tree, the venv or the interpreter: see drivers/minidebug_watch.py). The outcomes come back over a socket in
+lines tagged with a per-run key, not through a file or the printed output.
 """
 
 from __future__ import annotations
 
+import base64
 import hmac
 import io
 import json
@@ -73,6 +75,20 @@ def is_pytest(pristine: Path) -> bool:
                for folder in (pristine / "src", pristine))
 
 
+REWRITERS = ("src/_pytest/assertion/rewrite.py", "_pytest/assertion/rewrite.py")  # pytest's, by its layout
+
+
+def base_rewriter(base: Path | None, agent_files: Sequence[str]) -> list[str] | None:
+    """[relative path, base64 bytes] of pytest's assertion rewriter as the task's pristine tree `base` has it,
+    where the agent changed it (it is among `agent_files`) and the base has it as a plain file; else None."""
+    if base is None:
+        return None
+    for rel in REWRITERS:
+        if rel in agent_files and (base / rel).is_file() and not (base / rel).is_symlink():
+            return [rel, base64.b64encode((base / rel).read_bytes()).decode("ascii")]
+    return None
+
+
 def _environ(venv: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]]:
     """A run's environment (HOME and TMPDIR in `scratch`, made here) and the venv's plugins it loads."""
     home, tmp = scratch / "home", scratch / "tmp"
@@ -88,7 +104,7 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
                agent_files: tuple[str, ...] = (), agent_created: tuple[str, ...] = (),
                warm: WarmInterpreter | None = None,
                learned: Sequence[str] = (), learn: bool = False, collect_only: bool = False,
-               project_pytest: bool = False) -> PytestRun:
+               project_pytest: bool = False, base: Path | None = None) -> PytestRun:
     """Run the eval command's pytest in `tree` (writable, with HOME and TMPDIR in `scratch`), confined:
     forked from `warm` where given and able (see warm.py), else in a fresh interpreter.
     `agent_files` (paths relative to `tree`) are the agent's: what they make the runner do is watched;
@@ -97,7 +113,9 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
     `learned` names the venv modules the task's tests load, imported with pytest (see warm.py); with `learn`
     the run reports the venv modules it loaded (`venv_modules`), to be learned.
     `collect_only`: list the tests (`collected`), run none. `project_pytest`: the project is pytest itself
-    (see `is_pytest`): its own pytest, from the tree, runs its tests, in a fresh interpreter."""
+    (see `is_pytest`): its own pytest, from the tree, runs its tests, in a fresh interpreter; where the agent
+    changed its assertion rewriter (among `agent_files`), the rewriter of `base` (the task's pristine tree)
+    compiles the tree's own test modules (see drivers/minidebug_rewriter.py)."""
     read = eval_command(command)
     sys_path = [str(tree), str(tree / "src")] if source_layout else []
     if read.cwd_on_path and not source_layout:
@@ -123,7 +141,8 @@ def run_pytest(command: list[str], tree: Path, scratch: Path, *, venv: Path, dri
                     "child_path": sys_path if source_layout or project_pytest else [],
                     "pycache": NO_BYTECODE, "preload": list(preload), "learned": list(learned),
                     "learn": learn, "agent_files": [str(tree / rel) for rel in agent_files],
-                    "agent_created": [str(tree / rel) for rel in agent_created], **runner}
+                    "agent_created": [str(tree / rel) for rel in agent_created],
+                    "pristine_rewriter": base_rewriter(base, agent_files) if project_pytest else None, **runner}
         # From a thread: the settings may be larger than the socket's buffer (thousands of the agent's files),
         # and the driver reads them only once it runs. Closing the socket below ends a send nobody reads.
         threading.Thread(target=_send_all, args=(host, json.dumps(settings).encode() + b"\n"), daemon=True).start()

@@ -135,11 +135,15 @@ def validate_task(task_path: str, make_options: dict[str, Any] | None = None) ->
                         f"reached for it, e.g. {example.test}: {example.first_line[:160]})")
     if row["base_failing"] < len(f2p):
         problems.append(already_passing(len(f2p) - row["base_failing"],
-                                        task.spec.environment.recipe if task.spec.environment is not None else None))
+                                        task.spec.environment.recipe if task.spec.environment is not None else None,
+                                        internal_error=_INTERNAL_ERROR in run.base.output))
     if row["gold_f2p_passing"] < len(f2p):
         problems.append(f"{len(f2p) - row['gold_f2p_passing']} FAIL_TO_PASS test(s) still fail with the gold patch")
     if row["gold_p2p_passing"] < len(p2p):
-        problems.append(f"{len(p2p) - row['gold_p2p_passing']} PASS_TO_PASS test(s) fail with the gold patch")
+        failing = [test for test in p2p if run.gold.tests.get(test) != "passed"]
+        on_base = sum(run.base.tests.get(test) != "passed" for test in failing)
+        also = f" ({on_base} of them on the base too: not the gold patch's doing)" if on_base else ""
+        problems.append(f"{len(failing)} PASS_TO_PASS test(s) fail with the gold patch{also}")
     if not row["reset_ok"]:
         problems.append("reset does not bring the base results back")
     return Validation(**row, problem="; ".join(problems))
@@ -153,11 +157,19 @@ _OFFLINE = re.compile(r"Temporary failure in name resolution|Name or service not
                       r"|socket\.socket\(\) refused|\[Errno 1\] Operation not permitted.*socket")
 
 
-def already_passing(count: int, recipe: str | None) -> str:
-    """The problem of FAIL_TO_PASS tests that pass on the base, with what is known of why for the recipe's
-    repository (see SWEBENCH_RAN)."""
-    why = f" ({SWEBENCH_RAN[recipe]})" if recipe in SWEBENCH_RAN else ""
-    return f"{count} FAIL_TO_PASS test(s) already pass on the base{why}"
+_INTERNAL_ERROR = "\nINTERNALERROR> "  # how pytest prints an error of its own, which ends the run
+
+
+def already_passing(count: int, recipe: str | None, internal_error: bool = False) -> str:
+    """The problem of FAIL_TO_PASS tests that pass on the base, with what is known of why: for the recipe's
+    repository (see SWEBENCH_RAN), and where the base's run ended in an error of pytest's own (`internal_error`)."""
+    why = [SWEBENCH_RAN[recipe]] if recipe in SWEBENCH_RAN else []
+    if internal_error:
+        why.append("the base's run ends in pytest's INTERNALERROR, after which pytest prints no summary of the "
+                   "tests that passed before it: SWE-bench's log, read from that summary, records them as failing; "
+                   "here each test's outcome is recorded as it ends")
+    said = f" ({'; '.join(why)})" if why else ""
+    return f"{count} FAIL_TO_PASS test(s) already pass on the base{said}"
 
 
 def _timed_out(result: Eval | None) -> str:
@@ -188,6 +200,9 @@ def _explained(phase: str, result: Eval, expected: dict[str, str]) -> tuple[int,
     `expected` ("pass" or "fail"), with the first error line pytest printed for it."""
     output = PytestOutput.read(result.output)
     collection = output.collection_errors()
+    if not result.collect_errors and any(outcome != "did not run" for outcome in result.tests.values()):
+        collection = []  # what it printed of any came from the tests' own runs of pytest (pytester's), captured:
+        # a module the run itself could not collect is reported, and a conftest's import error runs no test
     troubles = [Trouble(phase, what, "collection error", first_line=line) for what, line in collection]
     for test, wanted in expected.items():
         outcome = result.tests.get(test, "did not run")

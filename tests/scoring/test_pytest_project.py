@@ -81,3 +81,37 @@ def test_the_projects_own_pytest_runs_its_tests(make_env, pytest_task, mode):
     assert reward == 1.0 and "suspicious" not in info, info
     env.close()
     assert not processes_left()
+
+
+BYTECODE_TESTS = {
+    "testing/conftest.py": 'pytest_plugins = "pytester"\n',
+    "testing/test_bytecode.py": (
+        "import glob\nimport os\nimport py_compile\n\n\n"
+        "def test_orphaned_pyc_file(pytester):\n"
+        "    pytester.makepyfile(orphan='value = 17\\n')\n"
+        "    py_compile.compile('orphan.py')\n"
+        "    os.remove('orphan.py')\n"
+        "    os.rename(glob.glob('__pycache__/orphan.*.pyc')[0], 'orphan.pyc')\n"
+        "    pytester.syspathinsert()\n"
+        "    import orphan\n\n"
+        "    assert orphan.value == 17\n"),
+}
+
+
+def pytest_sources(root: Path) -> None:
+    """A real pytest's sources, in the task's repository's src/ (pytest a package, as from 5.4 on)."""
+    for package in ("_pytest", "pytest"):
+        shutil.copytree(SOURCE.parent / package, root / "repo" / "src" / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def test_its_tests_write_and_read_bytecode_of_their_own(make_env, task_dir):
+    # As pytest's test_orphaned_pyc_file: bytecode compiled in the test's own folder, imported without its source.
+    root = task_dir(BYTECODE_TESTS, 'description = "d"\neval = "python -m pytest -q testing/test_bytecode.py"\n'
+                                    'readonly = ["testing/*"]\n')
+    pytest_sources(root)
+    env = make_env(root)
+    env.reset()
+    observation, reward, _, _, info = env.step({"name": "eval"})
+    assert (reward, info["max_score"]) == (1.0, 1), observation
+    env.close()

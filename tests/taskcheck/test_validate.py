@@ -10,6 +10,7 @@ import pytest
 
 from minidebug.run.cli import main
 from minidebug.taskcheck.pytest_output import PytestOutput
+from minidebug.taskcheck.validate import Trouble
 from tests.tasks import test_swebench_import
 from tests.tasks.test_swebench_import import TEST_PATCH, instance
 
@@ -172,6 +173,23 @@ def test_a_test_that_needs_the_network_is_said_to(task_dir, cache_dir, monkeypat
     assert "still fail with the gold patch" in row["problem"]
 
 
+def test_pass_to_pass_tests_that_fail_on_the_base_too_are_said_to(task_dir, cache_dir, monkeypatch, capsys):
+    """pytest-dev__pytest-11148's test_better_reporting_on_conftest_load_failure failed with the gold patch and on
+    the base alike: the row says it is not the gold patch's doing."""
+    from tests.conftest import CALC, CALC_PATCH
+
+    files = {**CALC, "test_other.py": "def test_broken():\n    assert False\n\n\ndef test_fine():\n    pass\n"}
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    task = task_dir(files, 'description = "add"\neval = "python -m pytest -q"\n'
+                           'fail_to_pass = ["test_calc.py::test_add"]\n'
+                           'pass_to_pass = ["test_calc.py::test_mul", "test_other.py::test_broken", '
+                           '"test_other.py::test_fine"]\n', CALC_PATCH)
+    assert main(["validate", str(task), "--json"]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert row["problem"] == "1 PASS_TO_PASS test(s) fail with the gold patch (1 of them on the base too: not the " \
+                             "gold patch's doing)", row
+
+
 @pytest.mark.unit
 def test_fail_to_pass_tests_passing_on_the_base_say_what_is_known_of_why():
     """sympy__sympy-13177's test_mod_inverse is FAIL_TO_PASS in SWE-bench's log and passes on its base here:
@@ -184,3 +202,42 @@ def test_fail_to_pass_tests_passing_on_the_base_say_what_is_known_of_why():
     assert "SYMPY_USE_CACHE=no PYTHONHASHSEED=2" in sympy
     assert already_passing(2, "pallets/flask") == already_passing(2, None) == \
         "2 FAIL_TO_PASS test(s) already pass on the base"
+
+
+@pytest.mark.unit
+def test_fail_to_pass_tests_passing_on_a_base_whose_run_ends_in_an_internal_error_say_so():
+    """pytest-dev__pytest-7168's FAIL_TO_PASS lists every test of test_saferepr.py: on the base, the new test
+    ends the run in pytest's INTERNALERROR, which prints no summary of the ten that passed before it, so
+    SWE-bench's log recorded them as failing."""
+    from minidebug.taskcheck.validate import already_passing
+
+    said = already_passing(10, "pytest-dev/pytest", internal_error=True)
+    assert said.startswith("10 FAIL_TO_PASS test(s) already pass on the base (the base's run ends in pytest's "
+                           "INTERNALERROR, after which pytest prints no summary of the tests that passed"), said
+    both = already_passing(1, "sympy/sympy", internal_error=True)
+    assert "SWE-bench ran `bin/test -C`" in both and "INTERNALERROR" in both
+
+
+@pytest.mark.unit
+def test_collection_errors_printed_by_the_tests_own_runs_of_pytest_are_not_the_eval_s():
+    """pytest's own tests run pytest (pytester) and their failures show its output, collection errors and all:
+    those are not the eval's, which reports its own."""
+    from minidebug.taskcheck.gold import Eval
+    from minidebug.taskcheck.validate import _explained
+
+    inner = "\n".join([
+        "=================================== FAILURES ===================================",
+        "_________________________________ test_inner __________________________________",
+        "E       Failed: nomatch: '*1 error*'",
+        "----------------------------- Captured stdout call -----------------------------",
+        "==================================== ERRORS ====================================",
+        "_______________________ ERROR collecting test_fun.py ________________________",
+        "E   SyntaxError: invalid syntax",
+        "=========================== short test summary info ============================",
+        "FAILED testing/test_x.py::test_inner - Failed: nomatch: '*1 error*'",
+    ])
+    ran = Eval(tests={"testing/test_x.py::test_inner": "failed"}, output=inner)
+    assert _explained("gold", ran, {"testing/test_x.py::test_inner": "pass"}) == (0, (
+        Trouble("gold", "testing/test_x.py::test_inner", "failed", "pass", "Failed: nomatch: '*1 error*'"),))
+    its_own = Eval(tests={"testing/test_x.py::test_inner": "failed"}, output=inner, collect_errors=1)
+    assert _explained("gold", its_own, {})[0] == 1

@@ -233,6 +233,9 @@ def test_every_bundled_table_gives_each_of_its_versions_an_environment():
     assert "toml" in find_recipe("pylint-dev/pylint", "2.13").packages  # its base commits' import, not its env's
     assert "docutils<0.22" in find_recipe("sphinx-doc/sphinx", "3.3").packages  # which has docutils.utils.roman
     assert "importlib-metadata" in find_recipe("pytest-dev/pytest", "4.6").packages  # its base commits import it
+    assert "wcwidth" in find_recipe("pytest-dev/pytest", "5.4").packages  # and 5.4's this
+    assert [p for p in find_recipe("pytest-dev/pytest", "4.5").packages if p.startswith("wcwidth")] == [
+        "wcwidth==0.2.6"]  # where SWE-bench pins it, its pin
     assert find_recipe("django/django", "4.0").test.startswith("./tests/runtests.py --verbosity 2 --settings=")
     assert find_recipe("sympy/sympy", "1.12").test == "python -m pytest -rA"
     assert find_recipe("pyvista/pyvista", "0.43").system == ["lib:SM", "lib:Xext", "lib:Xrender"]

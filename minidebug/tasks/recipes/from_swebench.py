@@ -68,9 +68,10 @@ ADJUSTMENTS = {  # repository -> (fields added to every version, why)
                           "toml, which base commits before pylint moved to tomli import (the venv is installed "
                           "at the environment commit, which may have moved already: 2.13)"),
     "pvlib/pvlib-python": ({"packages": ["numpy<2"]}, "numpy 2 removed names its code uses (np.Inf)"),
-    "pytest-dev/pytest": ({"packages": ["importlib-metadata"]},
+    "pytest-dev/pytest": ({"packages": ["importlib-metadata", "wcwidth"]},
                           "importlib-metadata, which base commits of 4.6 import on every Python while the "
-                          "environment commit asks it below 3.8 only"),
+                          "environment commit asks it below 3.8 only; wcwidth, which base commits of 5.4 import "
+                          "(its terminal summary) while its environment commit vendors it"),
     "sphinx-doc/sphinx": ({"packages": ["docutils<0.22"]},
                           "docutils 0.22 removed docutils.utils.roman, which sphinx 3 imports (asking docutils>=0.12)"),
 }
