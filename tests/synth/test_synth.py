@@ -186,6 +186,17 @@ def test_a_model_writes_the_statement_and_an_answer_that_quotes_the_change_or_na
 
 
 @pytest.mark.unit
+def test_the_tests_wanted_are_given_by_file_where_all_of_a_files_counted_tests_are():
+    from minidebug.synth.build import _Plan
+
+    plan = _Plan(frozenset(), frozenset(), 10, 10, False, {"tests/test_a.py": 2, "tests/test_b.py": 3})
+    assert plan.arguments(["tests/test_b.py::test_2", "tests/test_a.py::test_1", "tests/test_a.py::T::test_2",
+                           "tests/test_b.py::test_1"]) == [
+        "tests/test_a.py", "tests/test_b.py::test_1", "tests/test_b.py::test_2"]
+    assert plan.arguments([]) == []
+
+
+@pytest.mark.unit
 def test_the_coverage_map_finds_the_tests_that_reach_a_span_and_judge_drops_name_errors():
     run = RunReport(reached={"t1": [("a.py", 3), ("a.py", 10)], "t2": [("a.py", 10)], "t3": [("b.py", 1)]})
     cover = CoverageMap.from_run(run, {"t1", "t2", "t3"})
@@ -353,8 +364,20 @@ def tasks_of(out):
 
 def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_ones(shop, tmp_path, cache_dir,
                                                                                      monkeypatch, capsys):
+    asked, run = [], Scratch.run
+
+    def recorded(self, tests=None, timeout=60, trace=False):
+        asked.append(tests)
+        return run(self, tests, timeout, trace)
+
+    monkeypatch.setattr(Scratch, "run", recorded)
     out = tmp_path / "tasks"
     report = synthesize(shop, out, 4, seed=3, jobs=2, cache_dir=cache_dir, sandbox="auto")
+    monkeypatch.setattr(Scratch, "run", run)
+    # A file whose counted tests are all wanted (test_discount.py's two, say) is given whole, not by node id:
+    # its uncounted test_stamped runs too, and is not judged.
+    given = [argument for tests in asked if tests for argument in tests]
+    assert "tests/test_discount.py" in given and not any(a.startswith("tests/test_discount.py::") for a in given)
     tasks = tasks_of(out)
     assert len(tasks) == len(report.kept) == 4, report.summary(out)
     assert report.tried >= 4 and report.tried == 4 + sum(report.dropped.values())
