@@ -9,6 +9,8 @@ each by the tests that reach its function and, when one of those fails as a bug 
 validate.judge), by the rest of the suite: each kept task's tests run once in full, which fixes FAIL_TO_PASS and
 PASS_TO_PASS. Outcomes are taken in candidate order, so a seed gives the same tasks whatever the timing (timeouts
 aside); a candidate whose failing tests, from the same function, are those of a task already kept is dropped.
+Each verdict is recorded in the out folder as it comes (journal.py), so a run started again there takes the
+verdicts and the baseline from it and goes on; candidates are judged in this process's threads, or by Ray actors.
 """
 
 from __future__ import annotations
