@@ -214,12 +214,12 @@ def _synthesize(clone: Path, sha: str, out: Path, journal: Journal, max_tasks: i
 
         def attempt(candidate: _Candidate) -> _Outcome:
             outcome = judges.attempt(candidate)
-            journal.record(_key(candidate), _entry(outcome))
+            journal.record(_key(candidate), _entry(outcome, plan.counted))
             return outcome
 
         def recorded(candidate: _Candidate) -> _Outcome | None:
             entry = journal.verdicts.get(_key(candidate))
-            return None if entry is None else _outcome_of(candidate, entry)
+            return None if entry is None else _outcome_of(candidate, entry, plan.counted)
 
         kept_keys: set[tuple[str, str, frozenset[str]]] = set()
         try:
@@ -432,19 +432,26 @@ def _key(candidate: _Candidate) -> str:
     return candidate_key(candidate.mutation.path, candidate.mutation.source)
 
 
-def _entry(outcome: _Outcome) -> dict[str, Any]:
+def _entry(outcome: _Outcome, counted: frozenset[str]) -> dict[str, Any]:
+    """A verdict's journal line; for a kept candidate, the passing tests are written out only where they are not
+    all the counted tests but the failing ones (as they are whenever every counted test ran: 100 kB a line on
+    marshmallow otherwise)."""
     mutation = outcome.candidate.mutation
     entry: dict[str, Any] = {"candidate": outcome.candidate.index, "where": _where(mutation),
                              "reason": outcome.reason, "seconds": round(outcome.seconds, 3),
                              "failing": outcome_entry(outcome.failing)}
     if not outcome.reason:
-        entry["passing"] = sorted(outcome.passing)
+        rest = outcome.passing == counted - set(outcome.failing)
+        entry["passing"] = "the other counted tests" if rest else sorted(outcome.passing)
     return entry
 
 
-def _outcome_of(candidate: _Candidate, entry: dict[str, Any]) -> _Outcome:
-    return _Outcome(candidate, entry["reason"], outcomes_of(entry.get("failing", {})),
-                    frozenset(entry.get("passing", ())), float(entry.get("seconds", 0.0)))
+def _outcome_of(candidate: _Candidate, entry: dict[str, Any], counted: frozenset[str]) -> _Outcome:
+    failing = outcomes_of(entry.get("failing", {}))
+    passing = entry.get("passing", ())
+    return _Outcome(candidate, entry["reason"], failing,
+                    counted - set(failing) if isinstance(passing, str) else frozenset(passing),
+                    float(entry.get("seconds", 0.0)))
 
 
 def _write_summary(out: Path, report: SynthReport, clone: Path, sha: str, repository: str | None, seed: int) -> None:

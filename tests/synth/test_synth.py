@@ -537,6 +537,8 @@ def test_a_stopped_run_goes_on_where_it_stopped_and_keeps_the_tasks_of_a_run_nev
     assert 1 <= len(judged) < never_stopped.tried
     with journal.open("a") as file:  # a verdict a kill cut short is dropped
         file.write('{"key": "shop/core.py:0123')
+    for task in tasks_of(out):  # tasks cut short (synth.json is written last) are written again from the journal
+        (task / "synth.json").unlink()
 
     # Another seed, other modifiers or another clone for the folder: an error, nothing mixed.
     with pytest.raises(SynthError, match=r"seed 3 there, 4 now"):
@@ -562,6 +564,8 @@ def test_a_stopped_run_goes_on_where_it_stopped_and_keeps_the_tasks_of_a_run_nev
     assert _task_files(out) == _task_files(whole)
     assert [t.name for t in again.kept] == [t.name for t in never_stopped.kept]
     assert again.tried == never_stopped.tried and again.dropped == never_stopped.dropped
+    entries = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert any(entry.get("passing") == "the other counted tests" for entry in entries if not entry["reason"])
 
     # A third run with more room goes on from there: the four tasks count, no candidate runs twice.
     ran.clear()
