@@ -87,6 +87,12 @@ def _interrupt_on(*signals: signal.Signals) -> None:
         signal.signal(signal.SIGHUP, interrupt)
 
 
+def _restore(handlers: dict[signal.Signals, Any]) -> None:
+    for signum, handler in handlers.items():
+        if handler is not None:
+            signal.signal(signum, handler)
+
+
 def _how_to_go_on(args: argparse.Namespace) -> str:
     if args.out is None:
         return "nothing was recorded (no --out)"
@@ -174,6 +180,7 @@ def _synth(args: argparse.Namespace) -> int:
     modifiers = [name for part in args.modifiers for name in part.split(",") if name] if args.modifiers else None
     if args.backend == "ray" and (args.ray_address or "").startswith("ray://"):
         _need_ray_client()
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     _interrupt_on(signal.SIGINT, signal.SIGTERM)  # even where the caller ignores them (nohup, `cmd &`)
     with SynthProgress(args.max) as progress:
         try:
@@ -190,6 +197,10 @@ def _synth(args: argparse.Namespace) -> int:
             print(f"minidebug: interrupted: what was judged is in {args.out}; the same command goes on from there",
                   file=sys.stderr)
             return 130
+        except BaseException:
+            _restore(handlers)
+            raise
+    _restore(handlers)  # a caller in this interpreter (a test, a notebook) gets its own handlers back
     print(report.summary(args.out))
     return 0 if report.kept else 1
 

@@ -441,9 +441,13 @@ def test_the_cli_writes_tasks_whose_model_statements_never_quote_the_change_and_
 
     chat = server(answer)
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    import signal
+
+    handlers = [signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)]
     out = tmp_path / "tasks"
     assert main(["synth", str(shop), "--out", str(out), "--max", "2", "--seed", "1", "-j", "1",
                  "--modifiers", "flip_comparison,change_constant", "--model", "scripted", "--base-url", chat.url]) == 0
+    assert [signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)] == handlers  # given back
     text, err = capsys.readouterr()
     assert "kept" in text and "tried" in text and f"2 task(s) written to {out}" in text
     assert "tried 1 of " in err and "(--max 2); ETA" in err  # stderr is no terminal: plain lines
