@@ -87,6 +87,12 @@ def _interrupt_on(*signals: signal.Signals) -> None:
         signal.signal(signal.SIGHUP, interrupt)
 
 
+def _restore(handlers: dict[signal.Signals, Any]) -> None:
+    for signum, handler in handlers.items():
+        if handler is not None:
+            signal.signal(signum, handler)
+
+
 def _how_to_go_on(args: argparse.Namespace) -> str:
     if args.out is None:
         return "nothing was recorded (no --out)"
@@ -168,14 +174,33 @@ def _instances(args: argparse.Namespace) -> int:
 def _synth(args: argparse.Namespace) -> int:
     from ..synth.build import synthesize
     from ..synth.statement import StatementModel
+    from .synth_progress import SynthProgress
 
     model = StatementModel(args.model, args.base_url, args.provider, args.api_key_env) if args.model else None
     modifiers = [name for part in args.modifiers for name in part.split(",") if name] if args.modifiers else None
-    report = synthesize(args.clone, args.out, args.max, commit=args.commit, seed=args.seed, modifiers=modifiers,
-                        repository=args.repository, jobs=args.jobs or os.cpu_count() or 1,
-                        keep_name_errors=args.keep_name_errors, timeout=args.timeout,
-                        sandbox=from_command_line(args.sandbox), model=model,
-                        progress=(lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None)
+    if args.backend == "ray" and (args.ray_address or "").startswith("ray://"):
+        _need_ray_client()
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    _interrupt_on(signal.SIGINT, signal.SIGTERM)  # even where the caller ignores them (nohup, `cmd &`)
+    with SynthProgress(args.max) as progress:
+        try:
+            report = synthesize(args.clone, args.out, args.max, commit=args.commit, seed=args.seed,
+                                modifiers=modifiers, repository=args.repository,
+                                jobs=args.jobs or os.cpu_count() or 1, keep_name_errors=args.keep_name_errors,
+                                timeout=args.timeout, sandbox=from_command_line(args.sandbox), model=model,
+                                backend=args.backend, ray_address=args.ray_address, on_trial=progress,
+                                progress=progress.line if args.verbose else None)
+        except KeyboardInterrupt:
+            for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # ending already
+                signal.signal(signum, signal.SIG_IGN)
+            progress.__exit__(None, None, None)
+            print(f"minidebug: interrupted: what was judged is in {args.out}; the same command goes on from there",
+                  file=sys.stderr)
+            return 130
+        except BaseException:
+            _restore(handlers)
+            raise
+    _restore(handlers)  # a caller in this interpreter (a test, a notebook) gets its own handlers back
     print(report.summary(args.out))
     return 0 if report.kept else 1
 
@@ -401,7 +426,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "(pip install 'minidebug[synth]')")
     synth_parser.add_argument("clone", type=Path, help="a local clone of the repository")
     synth_parser.add_argument("--commit", default="HEAD", help="the commit the tasks start from (default: HEAD)")
-    synth_parser.add_argument("--out", type=Path, required=True, help="the folder to write task folders into")
+    synth_parser.add_argument("--out", type=Path, required=True,
+                              help="the folder to write task folders into; a folder an earlier run with the same "
+                                   "options wrote into is gone on with")
     synth_parser.add_argument("--max", type=int, required=True, help="the most tasks to write")
     synth_parser.add_argument("--seed", type=int, default=0, help="orders the candidates (default: 0)")
     synth_parser.add_argument("--modifiers", nargs="+", metavar="NAME",
@@ -423,6 +450,12 @@ def build_parser() -> argparse.ArgumentParser:
                               help="--model's API: OpenAI-compatible (default) or Anthropic's Messages API")
     synth_parser.add_argument("--api-key-env", help="--model's environment variable holding the API key "
                                                    "(default: OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+    synth_parser.add_argument("--backend", choices=["process", "ray"], default="process",
+                              help="where candidates are judged: this process's workers, or Ray actors "
+                                   "(pip install 'minidebug[ray]')")
+    synth_parser.add_argument("--ray-address", help="an existing Ray cluster, e.g. ray://head:10001 (default: a "
+                                                    "local Ray); its nodes must see the clone and cache at the same "
+                                                    "paths")
     synth_parser.add_argument("-v", "--verbose", action="store_true", help="a line per candidate on stderr")
     synth_parser.set_defaults(handler=_synth)
 

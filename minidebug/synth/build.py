@@ -9,6 +9,8 @@ each by the tests that reach its function and, when one of those fails as a bug 
 validate.judge), by the rest of the suite: each kept task's tests run once in full, which fixes FAIL_TO_PASS and
 PASS_TO_PASS. Outcomes are taken in candidate order, so a seed gives the same tasks whatever the timing (timeouts
 aside); a candidate whose failing tests, from the same function, are those of a task already kept is dropped.
+Each verdict is recorded in the out folder as it comes (journal.py), so a run started again there takes the
+verdicts and the baseline from it and goes on; candidates are judged in this process's threads, or by Ray actors.
 """
 
 from __future__ import annotations
@@ -30,13 +32,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..errors import TaskError
+from ..errors import TaskError, UsageError
 from ..sandbox.choose import resolve
 from ..tasks.history import TEST_FOLDERS, is_test_file, repository_version
 from ..tasks.importers.common import toml_string
 from .coverage import CoverageMap
+from .journal import Journal, candidate_key, outcome_entry, outcomes_of
 from .statement import StatementModel, Written, model_statement, problem_statement, source_of_test
 from .validate import NAME_ERRORS, Scratch, SynthError, TestOutcome, judge
 
@@ -70,6 +73,8 @@ class SynthReport:
     candidates: int = 0
     unreached: int = 0  # mutations that no passing test reaches: never tried
     tried: int = 0
+    reachable: int = 0  # candidates that some passing test reaches, in the order they are tried
+    resumed: int = 0  # of those tried, the ones judged by an earlier run with the same folder
     kept: list[Path] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -85,7 +90,9 @@ class SynthReport:
 
     def summary(self, out: Path) -> str:
         rows = [("candidates", str(self.candidates)), ("  reached by no passing test", str(self.unreached)),
-                ("tried", str(self.tried)), ("kept", str(len(self.kept)))]
+                ("tried", str(self.tried))]
+        rows += [("  judged by an earlier run", str(self.resumed))] if self.resumed else []
+        rows += [("kept", str(len(self.kept)))]
         rows += [(f"  dropped: {reason}", str(count)) for reason, count in self.dropped.most_common()]
         ratio = f"{len(self.kept) / self.tried:.0%}" if self.tried else "-"
         per_task = f"{self.seconds / len(self.kept):.1f}" if self.kept else "-"
@@ -99,21 +106,52 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
                modifiers: Sequence[str] | None = None, repository: str | None = None, jobs: int = 1,
                keep_name_errors: bool = False, timeout: float | None = None, cache_dir: Path | None = None,
                sandbox: str | None = None, progress: Callable[[str], None] | None = None,
-               model: StatementModel | None = None) -> SynthReport:
+               model: StatementModel | None = None, backend: str = "process", ray_address: str | None = None,
+               on_trial: Callable[[SynthReport], None] | None = None) -> SynthReport:
     """Write up to `max_tasks` task folders under `out` from procedural bugs of `clone` at `commit`; every test
     run is confined in `sandbox` (as `make()` takes it: None runs them unconfined). With `model`, that chat
-    model writes each problem statement (see statement.model_statement).
+    model writes each problem statement (see statement.model_statement). `backend` "ray" judges the candidates
+    as tasks of Ray actors (a local Ray of `jobs` CPUs, or the cluster at `ray_address`), "process" in this
+    process's threads. `on_trial` is called with the report once the candidates are known and after each
+    candidate. A folder `out` that an earlier run with the same clone, commit, seed, modifiers, repository and
+    name-error choice wrote into is gone on with (see journal.py): its tasks count toward `max_tasks` and its
+    judged candidates are not run again.
 
     Raises:
-        SynthError: the clone or commit is not there, or the suite does not run at the commit.
-        MinidebugError: libcst is missing (the `synth` extra), a modifier is unknown, the venv cannot be built.
+        SynthError: the clone or commit is not there, the suite does not run at the commit, or `out` holds
+            tasks made otherwise.
+        MinidebugError: libcst is missing (the `synth` extra), a modifier is unknown, the venv cannot be built,
+            Ray is asked for and missing.
     """
-    from .modifiers import CLASS_MODIFIERS, sites
+    from .modifiers import CLASS_MODIFIERS, MODIFIERS, sites
 
+    if backend not in ("process", "ray"):
+        raise UsageError(f"unknown backend {backend!r}; choose 'process' or 'ray'")
     started = time.monotonic()
     say = progress or (lambda line: None)
+    told = on_trial or (lambda report: None)
     clone = Path(clone).resolve()
     sha = _commit(clone, commit)
+    unknown = sorted(set(modifiers or ()) - set(MODIFIERS))
+    if unknown:
+        raise UsageError(f"unknown modifier(s) {', '.join(unknown)}; known: {', '.join(sorted(MODIFIERS))}")
+    journal = Journal(Path(out), {"clone": str(clone), "commit": sha, "seed": seed,
+                                  "modifiers": sorted(set(modifiers)) if modifiers else sorted(MODIFIERS),
+                                  "repository": repository, "keep_name_errors": keep_name_errors})
+    try:
+        return _synthesize(clone, sha, Path(out), journal, max_tasks, seed, modifiers, repository, jobs,
+                           keep_name_errors, timeout, cache_dir, sandbox, say, told, model, backend, ray_address,
+                           started, sites, CLASS_MODIFIERS)
+    finally:
+        journal.close()
+
+
+def _synthesize(clone: Path, sha: str, out: Path, journal: Journal, max_tasks: int, seed: int,
+                modifiers: Sequence[str] | None, repository: str | None, jobs: int, keep_name_errors: bool,
+                timeout: float | None, cache_dir: Path | None, sandbox: str | None, say: Callable[[str], None],
+                told: Callable[[SynthReport], None], model: StatementModel | None, backend: str,
+                ray_address: str | None, started: float, sites: Callable[..., Iterable[Site]],
+                class_modifiers: frozenset[str] | set[str]) -> SynthReport:
     writer = _Writer(clone, sha, model.client() if model is not None else None)
     files = [f for f in _git(clone, "ls-tree", "-r", "--name-only", "-z", sha).split("\0") if f]
     test_files = sorted(f for f in files if is_test_file(f))
@@ -121,36 +159,28 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
     if not run_paths:
         raise SynthError(f"{clone} has no test files at {sha[:12]} (test_*.py, *_test.py, or under tests/)")
     kind = resolve(sandbox)  # the candidates' runs are confined as an episode's programs are
-    venv, test_command, environment, in_episodes = _environment(clone, sha, repository, run_paths, cache_dir, sandbox)
+    measured = journal.baseline()
+    venv, test_command, environment, in_episodes = _environment(clone, sha, repository, run_paths, cache_dir,
+                                                                 sandbox, measure=measured is None)
     pytest_args = _pytest_args(test_command) + run_paths
     say(f"venv: {venv}")
     report = SynthReport(venv=venv, pytest_args=pytest_args)
 
-    scratches: queue.Queue[Scratch] = queue.Queue()
-    made: list[Scratch] = []
+    first = Scratch(clone, sha, venv, pytest_args, sandbox=kind)
+    made = [first]
     try:
-        for _ in range(max(1, jobs)):
-            made.append(Scratch(clone, sha, venv, pytest_args, sandbox=kind))
-            scratches.put(made[-1])
-        first = made[0]
-        plain = first.run(timeout=1800)
-        traced = first.run(timeout=3600, trace=True)
-        first.reset()
-        for name, run in (("the suite", plain), ("the traced suite", traced)):
-            if run.timed_out or run.exitstatus is None:
-                raise SynthError(f"{name} did not run at {sha[:12]}: {run.output.strip()[-500:]}")
-        # Tests that pass in plain runs but not in an episode's eval (its integrity checks) cannot count.
-        stable = plain.passing() & traced.passing() & in_episodes
-        if not stable:
-            raise SynthError(f"no test passes at {sha[:12]}: {plain.output.strip()[-500:]}")
+        if measured is None:
+            stable, baseline_errors, suite_seconds, cover = _baseline(first, sha, in_episodes)
+            journal.save_baseline(_baseline_data(stable, baseline_errors, suite_seconds, cover))
+        else:
+            stable, baseline_errors, suite_seconds, cover = _baseline_of(measured)
+            say(f"baseline of {sha[:12]} from {out}")
         report.baseline_tests = len(stable)
-        baseline_errors = set(plain.collect_errors) | set(traced.collect_errors)
         report.counted, report.baseline_errors = frozenset(stable), frozenset(baseline_errors)
-        limit = timeout if timeout is not None else max(10.0, 3 * plain.seconds + 10)
-        full_limit = max(limit, 3 * plain.seconds + 10)
-        say(f"{len(stable)} test(s) pass at {sha[:12]} ({plain.seconds:.1f} s); candidate timeout {limit:g} s")
-        cover = CoverageMap.from_run(traced, stable)
-        all_files = _files(stable)
+        limit = timeout if timeout is not None else max(10.0, 3 * suite_seconds + 10)
+        plan = _Plan(frozenset(stable), frozenset(baseline_errors), limit, max(limit, 3 * suite_seconds + 10),
+                     keep_name_errors, dict(Counter(test.split("::", 1)[0] for test in stable)))
+        say(f"{len(stable)} test(s) pass at {sha[:12]} ({suite_seconds:.1f} s); candidate timeout {limit:g} s")
 
         by_modifier: dict[str, list[tuple[Site, str, frozenset[str]]]] = {}
         for path in cover.files():
@@ -162,71 +192,266 @@ def synthesize(clone: Path, out: Path, max_tasks: int, commit: str = "HEAD", see
                 continue
             for site in sites(path, original, modifiers):
                 report.candidates += 1
-                tests = cover.tests_reaching(path, None if site.modifier in CLASS_MODIFIERS else site.scope)
+                tests = cover.tests_reaching(path, None if site.modifier in class_modifiers else site.scope)
                 if not tests:
                     report.unreached += 1
                     continue
                 by_modifier.setdefault(site.modifier, []).append((site, original, frozenset(tests)))
         ordered = _interleave(by_modifier, seed)
+        report.reachable = len(ordered)
         say(f"{report.candidates} candidate(s), {len(ordered)} reached by passing tests")
+        if journal.verdicts:
+            say(f"{len(journal.verdicts)} candidate(s) judged by an earlier run into {out}")
+        told(report)
+
+        judges: _LocalJudges | _RayJudges
+        if backend == "ray":
+            judges = _RayJudges(clone, sha, venv, pytest_args, kind, plan, jobs, ray_address)
+        else:
+            for _ in range(max(1, jobs) - 1):
+                made.append(Scratch(clone, sha, venv, pytest_args, sandbox=kind))
+            judges = _LocalJudges(made, plan)
 
         def attempt(candidate: _Candidate) -> _Outcome:
-            scratch = scratches.get()
-            began = time.monotonic()
-            try:
-                mutation = candidate.mutation
-                scratch.write(mutation.path, mutation.source)
-                # Tests that reach the candidate, by node id; where they lie in half the counted tests' files or
-                # more, the whole suite at once: collecting (importing the test modules, and with them the
-                # project) is most of a run, and a kept candidate's rest of the suite would collect those
-                # files again.
-                whole = 2 * len(_files(candidate.tests)) >= len(all_files)
-                expected = stable if whole else set(candidate.tests)
-                screen = scratch.run(None if whole else sorted(candidate.tests), full_limit if whole else limit)
-                verdict = judge(screen, expected, baseline_errors, keep_name_errors)
-                if verdict.reason:
-                    return _Outcome(candidate, verdict.reason, seconds=time.monotonic() - began)
-                # The rest of the suite, so that each kept task's tests run once in full.
-                rest = sorted(stable - expected)
-                failing, passing = dict(verdict.failing), screen.passing() & expected
-                if rest:
-                    others = scratch.run(rest, full_limit)
-                    verdict = judge(others, set(rest), baseline_errors, keep_name_errors=True)
-                    if verdict.reason and verdict.reason != "no test fails":
-                        return _Outcome(candidate, f"{verdict.reason} (rest of the suite)",
-                                        seconds=time.monotonic() - began)
-                    failing.update(verdict.failing)
-                    passing |= others.passing() & set(rest)
-                return _Outcome(candidate, "", failing, frozenset(passing), time.monotonic() - began)
-            finally:
-                scratch.reset()
-                scratches.put(scratch)
+            outcome = judges.attempt(candidate)
+            journal.record(_key(candidate), _entry(outcome, plan.counted))
+            return outcome
+
+        def recorded(candidate: _Candidate) -> _Outcome | None:
+            entry = journal.verdicts.get(_key(candidate))
+            return None if entry is None else _outcome_of(candidate, entry, plan.counted)
 
         kept_keys: set[tuple[str, str, frozenset[str]]] = set()
-        for outcome in _in_order(_made(ordered), attempt, jobs, lambda: len(report.kept) >= max_tasks):
-            report.tried += 1
-            mutation = outcome.candidate.mutation
-            reason = outcome.reason
-            key = (mutation.path, mutation.function, frozenset(outcome.failing))
-            if not reason and key in kept_keys:
-                reason = "same failing tests as a kept task of its function"
-            report.trials.append((mutation, reason, outcome.seconds))
-            if reason:
-                report.dropped[reason] += 1
-                say(f"dropped {_where(mutation)}: {reason}")
-                continue
-            kept_keys.add(key)
-            task = _write_task(out, outcome, clone, sha, repository, environment, test_command, run_paths,
-                               test_files, seed, writer)
-            report.kept.append(task)
-            say(f"kept {task.name}: {_where(mutation)}, {len(outcome.failing)} failing test(s) "
-                f"({outcome.seconds:.1f} s)")
+        try:
+            for outcome, again in _in_order(_made(ordered), attempt, jobs, lambda: len(report.kept) >= max_tasks,
+                                            recorded):
+                report.tried += 1
+                report.resumed += again
+                mutation = outcome.candidate.mutation
+                reason = outcome.reason
+                key = (mutation.path, mutation.function, frozenset(outcome.failing))
+                if not reason and key in kept_keys:
+                    reason = "same failing tests as a kept task of its function"
+                report.trials.append((mutation, reason, outcome.seconds))
+                if reason:
+                    report.dropped[reason] += 1
+                    say(f"dropped {_where(mutation)}: {reason}")
+                    told(report)
+                    continue
+                kept_keys.add(key)
+                task = _write_task(out, outcome, clone, sha, repository, environment, test_command, run_paths,
+                                   test_files, seed, writer)
+                report.kept.append(task)
+                say(f"kept {task.name}: {_where(mutation)}, {len(outcome.failing)} failing test(s) "
+                    f"({outcome.seconds:.1f} s{', from an earlier run' if again else ''})")
+                told(report)
+        finally:
+            judges.close()
+    except KeyboardInterrupt:
+        report.seconds = time.monotonic() - started
+        _write_summary(out, report, clone, sha, repository, seed)
+        raise
     finally:
         for scratch in made:
             scratch.close()
     report.seconds = time.monotonic() - started
-    _write_summary(Path(out), report, clone, sha, repository, seed)
+    _write_summary(out, report, clone, sha, repository, seed)
     return report
+
+
+def _baseline(first: Scratch, sha: str, in_episodes: set[str] | None
+              ) -> tuple[set[str], set[str], float, CoverageMap]:
+    """The suite at the commit, plain and traced: the tests that pass in both and in an episode's eval, the
+    collection errors, the plain run's seconds and the coverage map."""
+    plain = first.run(timeout=1800)
+    traced = first.run(timeout=3600, trace=True)
+    first.reset()
+    for name, run in (("the suite", plain), ("the traced suite", traced)):
+        if run.timed_out or run.exitstatus is None:
+            raise SynthError(f"{name} did not run at {sha[:12]}: {run.output.strip()[-500:]}")
+    # Tests that pass in plain runs but not in an episode's eval (its integrity checks) cannot count.
+    stable = plain.passing() & traced.passing() & (in_episodes or set())
+    if not stable:
+        raise SynthError(f"no test passes at {sha[:12]}: {plain.output.strip()[-500:]}")
+    baseline_errors = set(plain.collect_errors) | set(traced.collect_errors)
+    return stable, baseline_errors, plain.seconds, CoverageMap.from_run(traced, stable)
+
+
+def _baseline_data(stable: set[str], baseline_errors: set[str], seconds: float, cover: CoverageMap) -> dict[str, Any]:
+    counted = sorted(stable)
+    index = {test: i for i, test in enumerate(counted)}
+    coverage = {path: {str(line): sorted(index[test] for test in tests) for line, tests in sorted(lines.items())}
+                for path, lines in cover.by_file.items()}
+    return {"counted": counted, "baseline_errors": sorted(baseline_errors), "suite_seconds": seconds,
+            "coverage": coverage}
+
+
+def _baseline_of(data: dict[str, Any]) -> tuple[set[str], set[str], float, CoverageMap]:
+    counted = list(data["counted"])
+    cover = CoverageMap({path: {int(line): {counted[i] for i in tests} for line, tests in lines.items()}
+                         for path, lines in data["coverage"].items()})
+    return set(counted), set(data["baseline_errors"]), float(data["suite_seconds"]), cover
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What judging a candidate needs beyond its scratch tree (sent to each Ray actor): the counted tests, the
+    baseline's collection errors, the timeouts of a candidate's own tests and of a whole-suite run, whether
+    name errors are kept, and how many counted tests each test file has."""
+
+    counted: frozenset[str]
+    baseline_errors: frozenset[str]
+    limit: float
+    full_limit: float
+    keep_name_errors: bool
+    per_file: dict[str, int]
+
+    def arguments(self, tests: Iterable[str]) -> list[str]:
+        """What pytest is given to run `tests` (counted ones): a file whose counted tests are all asked for,
+        by its path; the others by node id. Collecting by node id is the slower: on marshmallow, its 1229
+        counted tests took 10.1 and 12.6 s by id against 8.2 and 10.5 s for its tests folder."""
+        by_file: dict[str, list[str]] = {}
+        for test in tests:
+            by_file.setdefault(test.split("::", 1)[0], []).append(test)
+        arguments = []
+        for path, found in sorted(by_file.items()):
+            arguments += [path] if len(set(found)) >= self.per_file.get(path, 0) > 0 else sorted(found)
+        return arguments
+
+
+def judge_candidate(scratch: Scratch, candidate: _Candidate, plan: _Plan) -> _Outcome:
+    """Run a candidate's tests in `scratch` and, if a bug worth debugging shows, the rest of the suite; the tree
+    is reset after."""
+    began = time.monotonic()
+    try:
+        mutation = candidate.mutation
+        scratch.write(mutation.path, mutation.source)
+        # Tests that reach the candidate (a file whose counted tests all do, by its path, the others by node id:
+        # see _Plan.arguments); where they lie in half the counted tests' files or more, the whole suite at once:
+        # collecting (importing the test modules, and with them the project) is most of a run, and a kept
+        # candidate's rest of the suite would collect those files again.
+        whole = 2 * len(_files(candidate.tests)) >= len(plan.per_file)
+        expected = set(plan.counted) if whole else set(candidate.tests)
+        screen = scratch.run(None if whole else plan.arguments(candidate.tests),
+                             plan.full_limit if whole else plan.limit)
+        verdict = judge(screen, expected, set(plan.baseline_errors), plan.keep_name_errors)
+        if verdict.reason:
+            return _Outcome(candidate, verdict.reason, seconds=time.monotonic() - began)
+        # The rest of the suite, so that each kept task's tests run once in full.
+        rest = sorted(plan.counted - expected)
+        failing, passing = dict(verdict.failing), screen.passing() & expected
+        if rest:
+            others = scratch.run(plan.arguments(rest), plan.full_limit)
+            verdict = judge(others, set(rest), set(plan.baseline_errors), keep_name_errors=True)
+            if verdict.reason and verdict.reason != "no test fails":
+                return _Outcome(candidate, f"{verdict.reason} (rest of the suite)", seconds=time.monotonic() - began)
+            failing.update(verdict.failing)
+            passing |= others.passing() & set(rest)
+        return _Outcome(candidate, "", failing, frozenset(passing), time.monotonic() - began)
+    finally:
+        scratch.reset()
+
+
+class _LocalJudges:
+    """The candidates judged in this process, each in one of `scratches` not in use."""
+
+    def __init__(self, scratches: list[Scratch], plan: _Plan):
+        self.plan = plan
+        self.free: queue.Queue[Scratch] = queue.Queue()
+        for scratch in scratches:
+            self.free.put(scratch)
+
+    def attempt(self, candidate: _Candidate) -> _Outcome:
+        scratch = self.free.get()
+        try:
+            return judge_candidate(scratch, candidate, self.plan)
+        finally:
+            self.free.put(scratch)
+
+    def close(self) -> None:
+        pass  # the scratches are the caller's
+
+
+class RemoteJudge:
+    """A Ray actor's state: a scratch tree of its own, in which it judges one candidate at a time."""
+
+    def __init__(self, clone: Path, sha: str, venv: Path, pytest_args: list[str], sandbox: str | None, plan: _Plan):
+        self.scratch = Scratch(clone, sha, venv, pytest_args, sandbox=sandbox)
+        self.plan = plan
+
+    def attempt(self, candidate: _Candidate) -> _Outcome:
+        return judge_candidate(self.scratch, candidate, self.plan)
+
+    def close(self) -> None:
+        self.scratch.close()
+
+
+class _RayJudges:
+    """`jobs` Ray actors (RemoteJudge), each on a CPU of a local Ray started here or of the cluster at
+    `address`; there the clone, the venv and the cache must be at the same paths as here."""
+
+    def __init__(self, clone: Path, sha: str, venv: Path, pytest_args: list[str], sandbox: str | None, plan: _Plan,
+                 jobs: int, address: str | None):
+        try:
+            import ray
+        except ImportError:
+            raise UsageError("the ray backend needs Ray: pip install 'minidebug[ray]'") from None
+        self.ray = ray
+        self.started_here = not ray.is_initialized()
+        if self.started_here:
+            ray.init(address=address, num_cpus=None if address else max(1, jobs), include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        actor: Any = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(RemoteJudge)
+        self.actors: list[Any] = [actor.remote(clone, sha, venv, pytest_args, sandbox, plan)
+                                  for _ in range(max(1, jobs))]
+        self.free: queue.Queue[Any] = queue.Queue()
+        for handle in self.actors:
+            self.free.put(handle)
+
+    def attempt(self, candidate: _Candidate) -> _Outcome:
+        handle = self.free.get()
+        try:
+            outcome: _Outcome = self.ray.get(handle.attempt.remote(candidate))
+            return outcome
+        finally:
+            self.free.put(handle)
+
+    def close(self) -> None:
+        try:
+            self.ray.get([handle.close.remote() for handle in self.actors], timeout=120)  # their scratch trees
+        except Exception:  # an actor that died took its tree's removal with it: `minidebug gc` finds the rest
+            pass
+        finally:
+            for handle in self.actors:
+                self.ray.kill(handle)
+            if self.started_here:
+                self.ray.shutdown()
+
+
+def _key(candidate: _Candidate) -> str:
+    return candidate_key(candidate.mutation.path, candidate.mutation.source)
+
+
+def _entry(outcome: _Outcome, counted: frozenset[str]) -> dict[str, Any]:
+    """A verdict's journal line; for a kept candidate, the passing tests are written out only where they are not
+    all the counted tests but the failing ones (as they are whenever every counted test ran: 100 kB a line on
+    marshmallow otherwise)."""
+    mutation = outcome.candidate.mutation
+    entry: dict[str, Any] = {"candidate": outcome.candidate.index, "where": _where(mutation),
+                             "reason": outcome.reason, "seconds": round(outcome.seconds, 3),
+                             "failing": outcome_entry(outcome.failing)}
+    if not outcome.reason:
+        rest = outcome.passing == counted - set(outcome.failing)
+        entry["passing"] = "the other counted tests" if rest else sorted(outcome.passing)
+    return entry
+
+
+def _outcome_of(candidate: _Candidate, entry: dict[str, Any], counted: frozenset[str]) -> _Outcome:
+    failing = outcomes_of(entry.get("failing", {}))
+    passing = entry.get("passing", ())
+    return _Outcome(candidate, entry["reason"], failing,
+                    counted - set(failing) if isinstance(passing, str) else frozenset(passing),
+                    float(entry.get("seconds", 0.0)))
 
 
 def _write_summary(out: Path, report: SynthReport, clone: Path, sha: str, repository: str | None, seed: int) -> None:
@@ -291,26 +516,37 @@ def _made(ordered: list[tuple[Site, str, frozenset[str]]]) -> Iterator[_Candidat
 
 
 def _in_order(candidates: Iterator[_Candidate], attempt: Callable[[_Candidate], _Outcome], jobs: int,
-              done: Callable[[], bool]) -> Iterator[_Outcome]:
+              done: Callable[[], bool], recorded: Callable[[_Candidate], _Outcome | None] = lambda c: None,
+              ) -> Iterator[tuple[_Outcome, bool]]:
     """The outcomes of `attempt` over `candidates`, `jobs` at a time but yielded in candidate order, until
-    `done()` says enough; what was started beyond that is finished and not yielded."""
+    `done()` says enough, each with whether it was `recorded` already (then it is not attempted); what was
+    started beyond that is finished and not yielded, what was not started is not."""
     jobs = max(1, jobs)
-    waiting: deque[Future[_Outcome]] = deque()
+    waiting: deque[tuple[Future[_Outcome], bool]] = deque()
     remaining = iter(candidates)
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="minidebug-synth") as pool:
         def fill() -> None:
-            while len(waiting) < 2 * jobs:
+            while sum(not again for _, again in waiting) < 2 * jobs:
                 candidate = next(remaining, None)
                 if candidate is None:
                     return
-                waiting.append(pool.submit(attempt, candidate))
-        fill()
-        while waiting and not done():
-            yield waiting.popleft().result()
-            if not done():
-                fill()
-        for future in waiting:
-            future.cancel()
+                known = recorded(candidate)
+                if known is None:
+                    waiting.append((pool.submit(attempt, candidate), False))
+                else:
+                    future: Future[_Outcome] = Future()
+                    future.set_result(known)
+                    waiting.append((future, True))
+        try:
+            fill()
+            while waiting and not done():
+                future, again = waiting.popleft()
+                yield future.result(), again
+                if not done():
+                    fill()
+        finally:
+            for future, _ in waiting:
+                future.cancel()
 
 
 def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository: str | None,
@@ -322,6 +558,8 @@ def _write_task(out: Path, outcome: _Outcome, clone: Path, sha: str, repository:
     digest = hashlib.sha256(bug.encode()).hexdigest()
     name = re.sub(r"[^A-Za-z0-9._-]", "_", (repository or clone.name).rpartition("/")[2]) + f"-synth-{digest[:10]}"
     task = Path(out) / name
+    if (task / "synth.json").is_file():  # written by an earlier run with this folder (synth.json comes last)
+        return task
     task.mkdir(parents=True, exist_ok=True)
     (task / "bug.patch").write_text(bug, encoding="utf-8")
     (task / "solution.patch").write_text(unified_diff(path, mutation.source, original), encoding="utf-8")
@@ -476,9 +714,10 @@ def _pytest_args(command: str) -> list[str]:
 
 
 def _environment(clone: Path, sha: str, repository: str | None, run_paths: list[str], cache_dir: Path | None,
-                 sandbox: str | None) -> tuple[Path, str, list[str], set[str]]:
+                 sandbox: str | None, measure: bool = True) -> tuple[Path, str, list[str], set[str] | None]:
     """The venv of a `[source]` task at the commit, its test command, the `[environment]` lines of
-    task.toml (none when no recipe names the repository), and the tests that pass in an episode's eval of it."""
+    task.toml (none when no recipe names the repository), and (when `measure`, else None) the tests that pass
+    in an episode's eval of it."""
     from ..core.make import make
     from ..store.cache import prepare
     from ..tasks.recipes import find_recipe
@@ -506,6 +745,8 @@ def _environment(clone: Path, sha: str, repository: str | None, run_paths: list[
         ]) + "\n", encoding="utf-8")
         task = load_task(base)
         prepared = prepare(task, cache_dir)
+        if not measure:
+            return prepared.venv, test_command, environment, None
         with make(task, cache_dir=cache_dir, sandbox=sandbox, eval_timeout=1800, terminate_on_success=False,
                   max_steps=10_000) as env:
             env.reset()

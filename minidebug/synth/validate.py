@@ -108,7 +108,8 @@ class Scratch:
         _git(self.tree, "clean", "-fdq")
 
     def run(self, tests: list[str] | None = None, timeout: float = 60, trace: bool = False) -> RunReport:
-        """Run the eval's pytest arguments (or just `tests`, by node id) with the plugin, no traceback printed."""
+        """Run the eval's pytest arguments (or just `tests`: node ids and files) with the plugin, no traceback
+        printed."""
         out = self.out / "report.json"
         out.unlink(missing_ok=True)
         paths = [str(self.tree / "src"), str(self.tree)] if (self.tree / "src").is_dir() else [str(self.tree)]

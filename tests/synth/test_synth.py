@@ -186,6 +186,17 @@ def test_a_model_writes_the_statement_and_an_answer_that_quotes_the_change_or_na
 
 
 @pytest.mark.unit
+def test_the_tests_wanted_are_given_by_file_where_all_of_a_files_counted_tests_are():
+    from minidebug.synth.build import _Plan
+
+    plan = _Plan(frozenset(), frozenset(), 10, 10, False, {"tests/test_a.py": 2, "tests/test_b.py": 3})
+    assert plan.arguments(["tests/test_b.py::test_2", "tests/test_a.py::test_1", "tests/test_a.py::T::test_2",
+                           "tests/test_b.py::test_1"]) == [
+        "tests/test_a.py", "tests/test_b.py::test_1", "tests/test_b.py::test_2"]
+    assert plan.arguments([]) == []
+
+
+@pytest.mark.unit
 def test_the_coverage_map_finds_the_tests_that_reach_a_span_and_judge_drops_name_errors():
     run = RunReport(reached={"t1": [("a.py", 3), ("a.py", 10)], "t2": [("a.py", 10)], "t3": [("b.py", 1)]})
     cover = CoverageMap.from_run(run, {"t1", "t2", "t3"})
@@ -353,8 +364,20 @@ def tasks_of(out):
 
 def test_synth_writes_distinct_tasks_that_pass_check_and_a_seed_gives_the_same_ones(shop, tmp_path, cache_dir,
                                                                                      monkeypatch, capsys):
+    asked, run = [], Scratch.run
+
+    def recorded(self, tests=None, timeout=60, trace=False):
+        asked.append(tests)
+        return run(self, tests, timeout, trace)
+
+    monkeypatch.setattr(Scratch, "run", recorded)
     out = tmp_path / "tasks"
     report = synthesize(shop, out, 4, seed=3, jobs=2, cache_dir=cache_dir, sandbox="auto")
+    monkeypatch.setattr(Scratch, "run", run)
+    # A file whose counted tests are all wanted (test_discount.py's two, say) is given whole, not by node id:
+    # its uncounted test_stamped runs too, and is not judged.
+    given = [argument for tests in asked if tests for argument in tests]
+    assert "tests/test_discount.py" in given and not any(a.startswith("tests/test_discount.py::") for a in given)
     tasks = tasks_of(out)
     assert len(tasks) == len(report.kept) == 4, report.summary(out)
     assert report.tried >= 4 and report.tried == 4 + sum(report.dropped.values())
@@ -418,11 +441,16 @@ def test_the_cli_writes_tasks_whose_model_statements_never_quote_the_change_and_
 
     chat = server(answer)
     monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    import signal
+
+    handlers = [signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)]
     out = tmp_path / "tasks"
     assert main(["synth", str(shop), "--out", str(out), "--max", "2", "--seed", "1", "-j", "1",
                  "--modifiers", "flip_comparison,change_constant", "--model", "scripted", "--base-url", chat.url]) == 0
-    text = capsys.readouterr().out
+    assert [signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)] == handlers  # given back
+    text, err = capsys.readouterr()
     assert "kept" in text and "tried" in text and f"2 task(s) written to {out}" in text
+    assert "tried 1 of " in err and "(--max 2); ETA" in err  # stderr is no terminal: plain lines
     tasks = tasks_of(out)
     assert {json.loads((t / "synth.json").read_text())["modifier"] for t in tasks} <= {
         "flip_comparison", "change_constant"}
@@ -474,3 +502,145 @@ def test_candidate_runs_are_confined_as_an_episodes_programs_are(tmp_path, calc_
     escaped = report.tests["tests/test_escape.py::test_writes_outside_its_tree"]
     assert escaped.outcome == "failed" and escaped.type in ("PermissionError", "FileNotFoundError", "OSError")
     assert not (outside / "escaped").exists()
+
+
+def _task_files(out):
+    return {task.name: {name: (task / name).read_text() for name in ("task.toml", "bug.patch", "solution.patch")}
+            for task in tasks_of(out)}
+
+
+def test_a_stopped_run_goes_on_where_it_stopped_and_keeps_the_tasks_of_a_run_never_stopped(
+        shop, tmp_path, cache_dir, monkeypatch, capsys):
+    import os
+    import signal
+    import time
+
+    from minidebug.synth import build
+    from minidebug.synth.journal import JOURNAL
+    from minidebug.synth.validate import SynthError
+
+    whole = tmp_path / "whole"
+    never_stopped = synthesize(shop, whole, 4, seed=3, jobs=2, cache_dir=cache_dir)
+    assert len(never_stopped.kept) == 4 and never_stopped.resumed == 0
+
+    # The command line, stopped by SIGTERM (as by Ctrl-C) once a candidate is judged.
+    out = tmp_path / "stopped"
+    journal = out / JOURNAL
+    command = subprocess.Popen([sys.executable, "-m", "minidebug", "synth", str(shop), "--out", str(out), "--max", "4",
+                                "--seed", "3", "-j", "2"], env={**os.environ, "MINIDEBUG_CACHE": str(cache_dir)},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and command.poll() is None and not (
+            journal.is_file() and len(journal.read_text().splitlines()) >= 2):
+        time.sleep(0.05)
+    command.send_signal(signal.SIGTERM)
+    stdout, stderr = command.communicate(timeout=240)
+    assert command.returncode == 130, stdout + stderr
+    assert "minidebug: interrupted" in stderr
+    judged = {json.loads(line)["key"] for line in journal.read_text().splitlines()[1:]}
+    assert 1 <= len(judged) < never_stopped.tried
+    with journal.open("a") as file:  # a verdict a kill cut short is dropped
+        file.write('{"key": "shop/core.py:0123')
+    for task in tasks_of(out):  # tasks cut short (synth.json is written last) are written again from the journal
+        (task / "synth.json").unlink()
+
+    # Another seed, other modifiers or another clone for the folder: an error, nothing mixed.
+    with pytest.raises(SynthError, match=r"seed 3 there, 4 now"):
+        synthesize(shop, out, 4, seed=4, cache_dir=cache_dir)
+    monkeypatch.setenv("MINIDEBUG_CACHE", str(cache_dir))
+    capsys.readouterr()
+    assert main(["synth", str(shop), "--out", str(out), "--max", "4", "--seed", "3",
+                 "--modifiers", "flip_comparison"]) == 2
+    assert "modifiers" in capsys.readouterr().err
+
+    # Run again: what was judged is not run again, and the tasks are those of the run never stopped.
+    ran, judge_candidate = [], build.judge_candidate
+
+    def counted(scratch, candidate, plan):
+        ran.append(build._key(candidate))
+        return judge_candidate(scratch, candidate, plan)
+
+    monkeypatch.setattr(build, "judge_candidate", counted)
+    lines = []
+    again = synthesize(shop, out, 4, seed=3, jobs=2, cache_dir=cache_dir, progress=lines.append)
+    assert not judged & set(ran) and again.resumed >= 1
+    assert any(line.startswith("baseline of") for line in lines)  # the baseline, measured once
+    assert _task_files(out) == _task_files(whole)
+    assert [t.name for t in again.kept] == [t.name for t in never_stopped.kept]
+    assert again.tried == never_stopped.tried and again.dropped == never_stopped.dropped
+    entries = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert any(entry.get("passing") == "the other counted tests" for entry in entries if not entry["reason"])
+
+    # A third run with more room goes on from there: the four tasks count, no candidate runs twice.
+    ran.clear()
+    judged = {json.loads(line)["key"] for line in journal.read_text().splitlines()[1:] if line.endswith("}")}
+    more = synthesize(shop, out, 5, seed=3, jobs=2, cache_dir=cache_dir)
+    assert more.resumed >= never_stopped.tried and len(more.kept) == 5
+    assert [t.name for t in more.kept[:4]] == [t.name for t in never_stopped.kept]
+    assert not judged & set(ran) and len(ran) >= more.tried - more.resumed
+
+
+def test_the_ray_backend_keeps_the_tasks_of_the_process_backend_and_ray_is_imported_only_when_asked_for(
+        shop, tmp_path, cache_dir):
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    pytest.importorskip("ray", reason="the [ray] extra is part of the test extra; install it")
+    env = {**os.environ, "MINIDEBUG_CACHE": str(cache_dir)}
+    # The process backend, in an interpreter that then says whether anything imported Ray.
+    with_processes = subprocess.run([sys.executable, "-c", (
+        "import sys; from minidebug.run.cli import main; "
+        f"code = main(['synth', {str(shop)!r}, '--out', {str(tmp_path / 'processes')!r}, '--max', '3', "
+        "'--seed', '3', '-j', '2']); print('ray' in sys.modules); sys.exit(code)")],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert with_processes.returncode == 0, with_processes.stdout + with_processes.stderr
+    assert with_processes.stdout.strip().endswith("False")
+    tmp = Path(tempfile.mkdtemp(prefix="md-ray-", dir="/tmp"))  # short: Ray's socket paths must fit in 107 bytes
+    try:
+        with_ray = subprocess.run([sys.executable, "-m", "minidebug", "synth", str(shop), "--out",
+                                   str(tmp_path / "ray"), "--max", "3", "--seed", "3", "-j", "2", "--backend", "ray",
+                                   "-v"], env={**env, "TMPDIR": str(tmp)}, capture_output=True, text=True, timeout=300)
+        left = [p.name for p in tmp.iterdir() if p.name.startswith("minidebug-")]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert with_ray.returncode == 0, with_ray.stdout + with_ray.stderr
+    assert left == []  # each actor's scratch tree is removed
+    assert len(tasks_of(tmp_path / "ray")) == 3 and _task_files(tmp_path / "ray") == _task_files(
+        tmp_path / "processes")
+    summaries = [json.loads((tmp_path / name / ".synth-summary.json").read_text()) for name in ("ray", "processes")]
+    assert [(s["tried"], s["kept"], s["dropped"]) for s in summaries][0] == \
+        [(s["tried"], s["kept"], s["dropped"]) for s in summaries][1]
+
+
+@pytest.mark.unit
+def test_the_progress_is_a_bar_on_a_terminal_and_plain_lines_otherwise():
+    import io
+    from collections import Counter
+    from pathlib import Path
+
+    from minidebug.run.synth_progress import SynthProgress
+    from minidebug.synth.build import SynthReport
+
+    def report(tried, kept, dropped):
+        return SynthReport(reachable=40, tried=tried, kept=[Path(f"t{i}") for i in range(kept)],
+                           dropped=Counter({"no test fails": dropped} if dropped else {}))
+
+    plain = io.StringIO()
+    with SynthProgress(10, plain, terminal=False) as progress:
+        progress(report(0, 0, 0))
+        progress(report(1, 1, 0))
+        progress.line("kept t0")
+        progress(report(2, 1, 1))
+    lines = plain.getvalue().splitlines()
+    assert lines[0].startswith("tried 1 of 40, kept 1, dropped 0 (--max 10); ETA ") and lines[1] == "kept t0"
+    assert lines[2].startswith("tried 2 of 40, kept 1, dropped 1") and len(lines) == 3
+    assert SynthProgress(10, io.StringIO(), terminal=False).eta(report(4, 2, 2), 8.0) == "0:32"  # 16 more at 2 s
+
+    bar = io.StringIO()
+    with SynthProgress(10, bar, terminal=True) as progress:
+        progress(report(0, 0, 0))
+        progress(report(3, 2, 1))
+    drawn = bar.getvalue()
+    assert "\x1b[" in drawn and "tried 3 of 40, kept 2, dropped 1" in drawn and "2/10" in drawn and "ETA" in drawn
