@@ -30,6 +30,7 @@ HOOKS = frozenset({  # (module, attribute) pairs the standard library documents 
     ("logging", "_loggerClass"), ("logging", "_logRecordFactory"),  # logging.setLoggerClass, setLogRecordFactory
     ("sys", "stdout"), ("sys", "stderr"),  # contextlib.redirect_stdout and redirect_stderr
     ("tempfile", "tempdir"),
+    ("time", "tzname"), ("time", "timezone"), ("time", "altzone"), ("time", "daylight"),  # time.tzset
 })
 _CONSTANTS = (int, float, complex, str, bytes)
 _STDLIB = os.path.dirname(os.__file__) + "/"

@@ -36,7 +36,7 @@ import types
 
 from minidebug_identity import Genuine, namespace_of_exec
 from minidebug_pristine import HOOKS, Pristine, poisoned_caches
-from minidebug_writes import Writes, deferred_calls
+from minidebug_writes import Writes, deferred_calls, import_system_code
 from minidebug_modules import (RAW_MEMORY, ModuleState, agent_code, agent_values, class_file, class_namespace,
                                classes_in, note_version, objects_in, planted_in_objects, protected_names, quiet,
                                raw_memory, unwrapped)
@@ -66,12 +66,15 @@ _EVENTS = {
     "compile": ("taint", ""),
 }
 _FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")
+FORKED_REACH = 86  # the exit status of a process forked from the run that reached into it (see _hook)
 GUARDED = ("_pytest", "pytest", "pluggy", "builtins", "minidebug_eval", "minidebug_watch", "__main__")
 _LOOKED_THROUGH = ("inspect.py", "traceback.py")
 # traceback's functions that read frames and give back text or summaries only, never a frame: called by the
 # agent's code (a fix that logs `traceback.format_exc()`), their reads are theirs, not the caller's.
 _FRAMES_KEPT_IN = ("format_exc", "print_exc", "format_exception", "print_exception", "format_tb", "print_tb",
                    "extract_tb", "extract_stack", "format_stack", "print_stack", "print_last")
+# ... and inspect's, which read a generator's or coroutine's frame and give back its state's name
+_STATE_OF = ("getgeneratorstate", "getcoroutinestate", "getasyncgenstate")
 vars_of = types.ModuleType.__dict__["__dict__"].__get__  # a module's namespace, never by its class's lookup
 _RUN_STATE = frozenset({"_pytest_diamond_inheritance_warning_shown"})  # class attributes pytest itself adds
 
@@ -387,10 +390,15 @@ def _now_ns():
 
 
 def _reporter(send, findings, tree):
-    """report(filename, line, what): record a finding once and send it to the host at once."""
+    """report(filename, line, what): record a finding once and send it to the host at once. In a process forked
+    from the run (a test's `os.fork`, multiprocessing's workers) it does nothing: such a process shares the
+    report socket but not the run's count of lines, and what it changes of its own memory is not the run's."""
     prefix, seen, limit, length = tree.rstrip("/") + "/", set(), 50, len
+    run_pid, getpid = os.getpid(), os.getpid
 
     def report(filename, line, what):
+        if getpid() != run_pid:
+            return
         where = filename[length(prefix):] if filename.startswith(prefix) else filename
         finding = f"{where}:{line}: {what}" if where else what
         finding = finding.replace("\n", " ")
@@ -405,18 +413,18 @@ def _reporter(send, findings, tree):
 
 def _text_only_code():
     """The code objects of traceback's functions that read frames and return text or frame summaries only
-    (_FRAMES_KEPT_IN, and TracebackException's making), as the module defines them before any code of the
-    project runs: a function put in their place later has other code."""
+    (_FRAMES_KEPT_IN, and TracebackException's making) and of inspect's that return a state's name
+    (_STATE_OF), as the modules define them before any code of the project runs ({id(code): code}): a function
+    put in their place later has other code."""
+    import inspect
     import traceback
 
-    found = {getattr(traceback, name).__code__ for name in _FRAMES_KEPT_IN
-             if type(getattr(traceback, name, None)) is types.FunctionType}
-    klass = traceback.TracebackException
-    for function in (class_namespace(klass).get("__init__"), getattr(class_namespace(klass).get("from_exception"),
-                                                                       "__func__", None)):
-        if type(function) is types.FunctionType:
-            found.add(function.__code__)
-    return frozenset(found)
+    functions = [getattr(module, name, None) for module, names in ((traceback, _FRAMES_KEPT_IN), (inspect, _STATE_OF))
+                 for name in names]
+    klass = class_namespace(traceback.TracebackException)
+    functions += [klass.get("__init__"), getattr(klass.get("from_exception"), "__func__", None)]
+    return {id(function.__code__): function.__code__ for function in functions
+            if type(function) is types.FunctionType}  # by identity: code equal to theirs may run in other globals
 
 
 def _hook(judge, report, fd, protected, genuine, tree, sealed=()):
@@ -424,6 +432,7 @@ def _hook(judge, report, fd, protected, genuine, tree, sealed=()):
     folders (each ending in "/") whose bytecode files it lets nothing open (see `refused`)."""
     events, frame_attributes, guarded = dict(_EVENTS), frozenset(_FRAME_ATTRIBUTES), frozenset(GUARDED)
     defaults = frozenset(("__defaults__", "__kwdefaults__"))
+    run_pid, getpid, end_now = os.getpid(), os.getpid, os._exit
     looked_through = tuple("/" + name for name in _LOOKED_THROUGH)
     logging_lambda = "/logging/__init__.py"  # `currentframe = lambda: sys._getframe(1)`: its caller asks
     getframe, is_instance, length, type_of, failure = sys._getframe, isinstance, len, type, Exception
@@ -441,7 +450,7 @@ def _hook(judge, report, fd, protected, genuine, tree, sealed=()):
     plain_paths, bytecode = (PosixPath, PurePosixPath), (".pyc", ".pyo")
     busy = []
 
-    deferred, stdlib = deferred_calls(), os.path.dirname(os.__file__) + "/"
+    deferred, stdlib, import_system = deferred_calls(), os.path.dirname(os.__file__) + "/", import_system_code()
     verdicts = {}  # code object -> (judge's verdict on its file, whether it is looked through)
     text_only = _text_only_code()
 
@@ -452,7 +461,7 @@ def _hook(judge, report, fd, protected, genuine, tree, sealed=()):
             found = verdicts[code] = (judge(filename), filename.endswith(looked_through)
                                       or code.co_name == "currentframe"
                                       or (code.co_name == "<lambda>" and filename.endswith(logging_lambda)),
-                                      filename.startswith("<frozen importlib"))
+                                      import_system.get(id(code)) is code)
         return found
 
     def cause(frame, policy):
@@ -475,7 +484,7 @@ def _hook(judge, report, fd, protected, genuine, tree, sealed=()):
         while frame is not None:
             untrusted, through, _ = verdict(frame.f_code)
             if untrusted is None or (through and not untrusted):
-                if frame.f_code in text_only:
+                if text_only.get(id(frame.f_code)) is frame.f_code:
                     return None  # traceback formats what it reads: no frame reaches its caller
                 frame = frame.f_back
                 continue
@@ -664,6 +673,8 @@ def _hook(judge, report, fd, protected, genuine, tree, sealed=()):
                 return
             if event == "code.__new__" and length(args) > 1 and is_instance(args[1], str):
                 judge.taint(args[1])
+            if getpid() != run_pid:  # a process forked from the run reached into it (to read a test's frame, say):
+                end_now(FORKED_REACH)  # it ends here, before anything it read leaves it (its finding could not)
             report(frame.f_code.co_filename, frame.f_lineno, what)
         except failure:  # a finding is never worth breaking the program under test
             pass

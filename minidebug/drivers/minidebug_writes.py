@@ -20,7 +20,9 @@ import types
 
 _ADDED, _MODIFIED, _DELETED = 0, 1, 2  # PyDict_WatchEvent
 AVAILABLE = sys.version_info >= (3, 12)
-_CACHES = frozenset({"__slotnames__"})  # what the standard library caches on any class (copyreg, for copy)
+# what the standard library caches on any class (copyreg, for copy), and the registry `warnings` keeps in the
+# namespace of the code that warns (of its caller's caller, with stacklevel=2)
+_CACHES = frozenset({"__slotnames__", "__warningregistry__"})
 
 
 def deferred_calls():
@@ -32,6 +34,32 @@ def deferred_calls():
 
     return frozenset({weakref.finalize.__call__.__code__, threading.Thread.run.__code__,
                       threading.Timer.run.__code__})
+
+
+def import_system_code():
+    """{id(code): code} of every function of the import system's own (`_frozen_importlib` and its external
+    part, nested code included), taken before any code of the project runs: what it does as it imports a
+    module is that module's, not its caller's. Known by identity, never by its file's name, which any
+    `compile()` can give (`"<frozen importlib._bootstrap>"`)."""
+    found, pending = {}, []
+    for name in ("_frozen_importlib", "_frozen_importlib_external"):
+        module = sys.modules.get(name)
+        values = list(types.ModuleType.__dict__["__dict__"].__get__(module).values()) if module is not None else []
+        for value in values:
+            items = list(type.__dict__["__dict__"].__get__(value).values()) if isinstance(value, type) else [value]
+            for item in items:
+                item = getattr(item, "__func__", item) if isinstance(item, (staticmethod, classmethod)) else item
+                if isinstance(item, property):
+                    pending.extend(function.__code__ for function in (item.fget, item.fset, item.fdel)
+                                   if isinstance(function, types.FunctionType))
+                elif isinstance(item, types.FunctionType):
+                    pending.append(item.__code__)
+    while pending:
+        code = pending.pop()
+        if id(code) not in found:
+            found[id(code)] = code
+            pending.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
+    return found
 
 
 class Writes:
@@ -65,13 +93,14 @@ class Writes:
         self._api, self._object_at = api, lambda address: ctypes.cast(address, ctypes.py_object).value
         self._getframe, self._busy, self._referents = sys._getframe, [], gc.get_referents
 
-    def activate(self, report, judge, agent_code, deferred=frozenset()):
+    def activate(self, report, judge, agent_code, deferred=frozenset(), importing=None):
         """Judge every write from now on. `report(filename, line, what)` records a finding; `judge(filename)`
         is the watch's (True: untrusted, False: trusted, None: generated); `agent_code(value)` says whether a
         value is a function or class of the agent's; `deferred`: the code objects that call what someone
         armed earlier (a finalizer, a thread's target: see `deferred_calls`), whose writes are
-        reported as such."""
+        reported as such; `importing`: the import system's code (see `import_system_code`)."""
         self._judge, self._agent_code, self._deferred, self._report = judge, agent_code, deferred, report
+        self._importing = import_system_code() if importing is None else importing
 
     def stop(self):
         """Remove the watcher (before the interpreter's own teardown writes to every module's namespace)."""
@@ -121,7 +150,7 @@ class Writes:
             return  # documented as replaceable, by whoever: handed the module's own data
         writer = frame
         while writer is not None and self._judge(writer.f_code.co_filename) is None:
-            if writer.f_code.co_filename.startswith("<frozen importlib"):
+            if self._importing.get(id(writer.f_code)) is writer.f_code:
                 return  # the import system binding a module it imported (a submodule on its package)
             writer = writer.f_back  # other generated code: its caller's
         if writer is not None and self._judge(writer.f_code.co_filename):
@@ -137,7 +166,7 @@ class Writes:
             return
         while frame is not None:
             filename = frame.f_code.co_filename
-            if filename.startswith("<frozen importlib"):
+            if self._importing.get(id(frame.f_code)) is frame.f_code:
                 return  # what a module does as it is imported is its own
             if self._judge(filename):
                 through = writer.f_code.co_name if writer is not None else "generated code"

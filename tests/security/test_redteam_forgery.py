@@ -18,6 +18,7 @@ from minidebug.scoring import forgery
 from minidebug.tasks.task import load_task
 from tests.conftest import CALC, CALC_PATCH, CALC_TOML
 from tests.security.test_redteam import UNFIXED, needs_bwrap
+from tests.security.test_redteam_identity import SANDBOXES
 
 TAIL = """
 
@@ -88,6 +89,23 @@ FORGERS = {
                 frame = frame.f_back
             return a - b
         """, "calc.py:8: reads a frame (tb_frame)"),
+    # The same walk, from code compiled under the import system's own file name (what a module does as it is
+    # imported is its own).
+    "import system's name": ("""\
+        _CODE = compile("import sys\\ndef grab():\\n    return sys._current_frames()\\n",
+                        "<frozen importlib._bootstrap>", "exec")
+        _NS = {}
+        exec(_CODE, _NS)
+
+
+        def add(a, b):
+            for frame in _NS["grab"]().values():
+                while frame is not None:
+                    if "recorder" in frame.f_locals:
+                        frame.f_locals["recorder"].outcomes.clear()
+                    frame = frame.f_back
+            return a - b
+        """, "calc.py:8: reads every thread's frame (sys._current_frames)"),
     # Patches pytest's report class at import, through a name no static check can read.
     "report class": ("""\
         import importlib
@@ -255,6 +273,46 @@ REPORTS_WHAT_IT_SWALLOWS = """\
             assert details
         return a + b
     """
+
+
+# Reads the test's expected value in a process forked from the run, whose copy of the report socket it closes
+# first (an outside round's attack: reward 1.0 with the bug in place, no finding, every sandbox).
+FORKED_ORACLE = """\
+    import os
+    import sys
+
+
+    def _expected():
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            for fd in range(3, 1024):
+                if fd != write:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            test = sys._getframe(2).f_code
+            os.write(write, str(max(value for value in test.co_consts if type(value) is int)).encode())
+            os._exit(0)
+        os.close(write)
+        answer = os.read(read, 64)
+        os.waitpid(child, 0)
+        return int(answer) if answer else None
+
+
+    def add(a, b):
+        expected = _expected()
+        return a - b if expected is None else expected
+    """
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_process_forked_from_the_run_reads_no_test(make_env, calc, sandbox):
+    """What the run's audit hook sees in a process forked from the run ends that process at once: it reads
+    nothing out of the run (its findings could not reach the host)."""
+    reward, observation, info = forge(make_env, calc, FORKED_ORACLE, strict=True, sandbox=sandbox)
+    assert reward == UNFIXED, observation
 
 
 def test_formatting_a_traceback_is_no_finding(make_env, calc):

@@ -131,7 +131,10 @@ def test_a_patch_holds_in_every_sandbox(make_env, geo, sandbox, name):
 LEGITIMATE = textwrap.dedent("""\
     import contextlib
     import fractions
+    import inspect
     import io
+    import multiprocessing
+    import time
     import functools
     import logging
     import tempfile
@@ -166,9 +169,20 @@ LEGITIMATE = textwrap.dedent("""\
         return function(function(value))
 
 
+    def _numbers():
+        yield 1
+
+
     def area(r):
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             print("computing", r)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.warn("old", DeprecationWarning, stacklevel=2)  # its registry goes in the caller's namespace
+        time.tzset()
+        assert inspect.getgeneratorstate(_numbers()) == "GEN_CREATED"
+        with multiprocessing.get_context("fork").Pool(1) as pool:  # workers forked from the run
+            assert pool.map(abs, [-1]) == [1]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             warnings.warn("quiet", DeprecationWarning)
