@@ -51,9 +51,9 @@ def _swapper_started(env):
     observation = env.step({"name": "pdb", "arguments": {"command": command}})[0]
     assert "'started'" in observation, observation
     deadline = time.monotonic() + 30
-    while calc_py.stat().st_mtime_ns == written_before:
+    while calc_py.stat().st_mtime_ns == written_before or calc_py.stat().st_size != len(FIXED.encode()):
         assert time.monotonic() < deadline, "the swapper did not write the fix"
-        time.sleep(0.01)
+        time.sleep(0.01)  # written whole: its open truncates the file first
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
