@@ -16,6 +16,7 @@ from ..sandbox.devices import PREFIX as DEVICES_PREFIX
 from ..sandbox.reaper import OWNER_FILE
 from ..store.removal import remove_tree
 from ..store.venv import SETUP_PREFIX
+from ..synth.validate import SCRATCH_PREFIX
 from ..workspace.worktree import EPISODE_PREFIX
 from .episode import TRAJECTORY_PREFIX
 
@@ -70,7 +71,8 @@ def collect(temp_dir: Path | None = None, cache_dir: Path | None = None, dry_run
 
     temp_dir = Path(temp_dir or tempfile.gettempdir()).resolve()  # the caller's; what is below it is not
     done = []
-    prefixes = (EPISODE_PREFIX, ROOM_PREFIX, DEVICES_PREFIX, COUNTERS_PREFIX, TRAJECTORY_PREFIX, SETUP_PREFIX)
+    prefixes = (EPISODE_PREFIX, ROOM_PREFIX, DEVICES_PREFIX, COUNTERS_PREFIX, TRAJECTORY_PREFIX, SETUP_PREFIX,
+                SCRATCH_PREFIX)
     for episode_dir in sorted(path for prefix in prefixes for path in temp_dir.glob(f"{prefix}*")):
         if not episode_dir_made_here(episode_dir) or owner_alive(episode_dir):
             continue

@@ -15,13 +15,13 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MinidebugError
 from ..sandbox.confinement import Confinement
 from ..sandbox.process import episode_environ
+from ..sandbox.reaper import owned_temp_dir
 from ..store.cache import DRIVER_SOURCES
 from ..store.venv import lay_build_products
 from ..tasks.spec import Limits
@@ -69,13 +69,16 @@ class RunReport:
         return {test: result for test, result in self.tests.items() if result.outcome in ("failed", "error")}
 
 
+SCRATCH_PREFIX = "minidebug-synth-"
+
+
 class Scratch:
     """A throwaway tree of the repository at a commit, for one worker's runs, confined in `sandbox` ("bwrap",
     "landlock" or None, as `sandbox.choose.resolve` gives it) with an episode's default limits."""
 
     def __init__(self, clone: Path, commit: str, venv: Path, pytest_args: list[str], where: Path | None = None,
                  sandbox: str | None = None):
-        self.dir = Path(tempfile.mkdtemp(prefix="minidebug-synth-", dir=where))
+        self.dir = owned_temp_dir(SCRATCH_PREFIX, where)  # named with its maker: `minidebug gc` removes it after a kill
         self.tree = self.dir / "tree"
         self.venv, self.pytest_args = venv, pytest_args
         self.plugins = self.dir / "plugins"

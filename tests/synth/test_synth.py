@@ -644,3 +644,19 @@ def test_the_progress_is_a_bar_on_a_terminal_and_plain_lines_otherwise():
         progress(report(3, 2, 1))
     drawn = bar.getvalue()
     assert "\x1b[" in drawn and "tried 3 of 40, kept 2, dropped 1" in drawn and "2/10" in drawn and "ETA" in drawn
+
+
+def test_a_scratch_tree_a_killed_synth_left_is_removed_by_gc(tmp_path):
+    """A scratch tree is named with its maker, so `minidebug gc` removes what a killed run left."""
+    from minidebug.run.cleanup import collect
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    made = subprocess.run([sys.executable, "-c", "import sys; from minidebug.sandbox.reaper import owned_temp_dir; "
+                           "from minidebug.synth.validate import SCRATCH_PREFIX; "
+                           f"print(owned_temp_dir(SCRATCH_PREFIX, __import__('pathlib').Path({str(temp)!r})))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (temp / "minidebug-synth-not-ours").mkdir()  # no owner file: not minidebug's
+    removed = collect(temp_dir=temp, cache_dir=tmp_path / "cache")
+    assert made in removed
+    assert sorted(path.name for path in temp.iterdir()) == ["minidebug-synth-not-ours"]
